@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/run-js-server/run-js-server/pkg/wire"
+	"github.com/run-js-server/run-js-server/pkg/worker"
+)
+
+// benchCmd is `run-js-server bench`: it measures real workers of this binary
+// on this host, with an in-process echo tool, and prints a Markdown table.
+func benchCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	runs := fs.Int("runs", 200, "runs per measurement")
+	calls := fs.Int("calls", 1000, "calls per program in the per-call measurements")
+	warmup := fs.Int("warmup", 20, "runs before measuring")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitReturned
+		}
+		return exitUsage
+	}
+	if *runs < 1 || *calls < 2 || *warmup < 0 {
+		fmt.Fprintln(stderr, "run-js-server bench: --runs must be ≥ 1, --calls ≥ 2, --warmup ≥ 0")
+		return exitUsage
+	}
+	b := &bench{}
+	if err := b.do(stdout, *runs, *calls, *warmup); err != nil {
+		fmt.Fprintf(stderr, "run-js-server bench: %v\n", err)
+		return exitEnded
+	}
+	return exitReturned
+}
+
+type bench struct{}
+
+var benchCatalog = []wire.Tool{{Server: "bench", Name: "echo", InputSchema: []byte(`{"type":"object"}`)}}
+
+// echo answers every call at once, so what is measured is the isolate.
+func echo(_ context.Context, c worker.Call) worker.Outcome {
+	return worker.Answer([]byte(`{"content":[{"type":"text","text":"ok"}],"structuredContent":` + string(c.Args) + `,"isError":false}`))
+}
+
+// oneRun runs code and reports spawn → first call, spawn → ending, and the
+// times of the first and last calls.
+type runTimes struct {
+	firstCall, end  time.Duration
+	callSpan        time.Duration // first call → last call
+	calls           int64
+	peakKiB         int64
+	status          wire.Status
+	errText         string
+	lastCallArrival time.Time
+}
+
+func (b *bench) oneRun(code string) runTimes {
+	var first, last atomic.Int64
+	var n atomic.Int64
+	start := time.Now()
+	call := func(ctx context.Context, c worker.Call) worker.Outcome {
+		t := time.Since(start).Nanoseconds()
+		first.CompareAndSwap(0, t)
+		last.Store(t)
+		n.Add(1)
+		return echo(ctx, c)
+	}
+	e, err := worker.Execute(context.Background(), worker.Config{}, worker.Request{Code: code, Catalog: benchCatalog, Call: call})
+	rt := runTimes{end: time.Since(start)}
+	if err != nil {
+		rt.status, rt.errText = wire.StatusCrashed, err.Error()
+		return rt
+	}
+	rt.firstCall = time.Duration(first.Load())
+	rt.callSpan = time.Duration(last.Load() - first.Load())
+	rt.calls = n.Load()
+	rt.peakKiB = e.PeakMemoryKiB
+	rt.status = e.Status
+	if e.Error != nil {
+		rt.errText = e.Error.Name + ": " + e.Error.Message
+	}
+	return rt
+}
+
+func (b *bench) do(w io.Writer, runs, calls, warmup int) error {
+	const oneCall = `return (await tools.bench.echo({x: 1})).structuredContent.x`
+	for i := 0; i < warmup; i++ {
+		if rt := b.oneRun(oneCall); rt.status != wire.StatusReturned {
+			return fmt.Errorf("warm-up run ended %s: %s", rt.status, rt.errText)
+		}
+	}
+
+	// Sequential runs: latency and peak memory.
+	var first, end []time.Duration
+	var peak []int64
+	for i := 0; i < runs; i++ {
+		rt := b.oneRun(oneCall)
+		if rt.status != wire.StatusReturned {
+			return fmt.Errorf("run %d ended %s: %s", i, rt.status, rt.errText)
+		}
+		first = append(first, rt.firstCall)
+		end = append(end, rt.end)
+		peak = append(peak, rt.peakKiB)
+	}
+
+	// Throughput at 1- and 4-way.
+	throughput := func(c int) (float64, error) {
+		var wg sync.WaitGroup
+		var failed atomic.Value
+		next := atomic.Int64{}
+		t0 := time.Now()
+		for g := 0; g < c; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for next.Add(1) <= int64(runs) {
+					if rt := b.oneRun(oneCall); rt.status != wire.StatusReturned {
+						failed.Store(fmt.Errorf("a run at %d-way ended %s: %s", c, rt.status, rt.errText))
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if err, _ := failed.Load().(error); err != nil {
+			return 0, err
+		}
+		return float64(runs) / time.Since(t0).Seconds(), nil
+	}
+	rps1, err := throughput(1)
+	if err != nil {
+		return err
+	}
+	rps4, err := throughput(4)
+	if err != nil {
+		return err
+	}
+
+	// Per-call cost: sequential and Promise.all.
+	perCall := func(code string) ([]time.Duration, error) {
+		var per []time.Duration
+		for i := 0; i < 10; i++ {
+			rt := b.oneRun(code)
+			if rt.status != wire.StatusReturned || rt.calls != int64(calls) {
+				return nil, fmt.Errorf("per-call run ended %s after %d calls: %s", rt.status, rt.calls, rt.errText)
+			}
+			per = append(per, rt.callSpan/time.Duration(calls-1))
+		}
+		return per, nil
+	}
+	seq, err := perCall(fmt.Sprintf(`let s = 0; for (let i = 0; i < %d; i++) s += (await tools.bench.echo({i})).structuredContent.i; return s`, calls))
+	if err != nil {
+		return err
+	}
+	all, err := perCall(fmt.Sprintf(`const r = await Promise.all(Array.from({length: %d}, (_, i) => tools.bench.echo({i}))); return r.length`, calls))
+	if err != nil {
+		return err
+	}
+
+	fmt.Fprintf(w, "| measure | p50 | p90 |\n| --- | --- | --- |\n")
+	fmt.Fprintf(w, "| spawn → first call (%d runs) | %s | %s |\n", runs, ms(pct(first, 50)), ms(pct(first, 90)))
+	fmt.Fprintf(w, "| spawn → ending, process reaped | %s | %s |\n", ms(pct(end, 50)), ms(pct(end, 90)))
+	fmt.Fprintf(w, "| worker peak RSS (VmHWM) | %.2f MiB | %.2f MiB |\n", float64(pct(peak, 50))/1024, float64(pct(peak, 90))/1024)
+	fmt.Fprintf(w, "| per call, %d sequential awaits (10 runs) | %s | %s |\n", calls, us(pct(seq, 50)), us(pct(seq, 90)))
+	fmt.Fprintf(w, "| per call, %d in Promise.all (10 runs) | %s | %s |\n", calls, us(pct(all, 50)), us(pct(all, 90)))
+	fmt.Fprintf(w, "\n| throughput | runs/s |\n| --- | --- |\n| 1-way | %.0f |\n| 4-way | %.0f |\n", rps1, rps4)
+	return nil
+}
+
+func pct[T int64 | time.Duration](xs []T, p int) T {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	i := (len(s) - 1) * p / 100
+	return s[i]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
+func us(d time.Duration) string { return fmt.Sprintf("%.1f µs", float64(d)/float64(time.Microsecond)) }

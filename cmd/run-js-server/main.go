@@ -1,0 +1,81 @@
+// Command run-js-server is a code-mode MCP gateway: it runs an agent's
+// JavaScript program in a fresh, bounded QuickJS-ng worker process per run.
+//
+// Subcommands:
+//
+//	run-js-server run [flags] FILE|-   run one program and print its ending
+//	run-js-server bench [flags]        measure workers on this host
+//	run-js-server version              print the version
+//
+// `run-js-server --worker-fd N` is the worker mode the parent starts; it is
+// dispatched before anything else and is not for people.
+//
+// The go:debug lines keep the Go runtime from holding cgroup files open: a
+// worker closes every descriptor above its socket at start, and the runtime
+// must not have any of its own there.
+//
+//go:debug containermaxprocs=0
+//go:debug updatemaxprocs=0
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/run-js-server/run-js-server/pkg/worker"
+)
+
+// version is stamped by scripts/build.sh (-X main.version=...).
+var version = "dev"
+
+// Exit statuses of the CLI.
+const (
+	exitReturned = 0 // the program returned
+	exitEnded    = 1 // the program ended any other way, or a command failed
+	exitUsage    = 2 // bad flags, arguments or config
+)
+
+func main() {
+	// Worker mode first: before flags, config or anything else runs.
+	if len(os.Args) >= 3 && os.Args[1] == "--worker-fd" {
+		fd, err := strconv.Atoi(os.Args[2])
+		if err != nil || fd < 3 {
+			fmt.Fprintln(os.Stderr, "run-js-server: --worker-fd needs a descriptor number ≥ 3; it is for run-js-server's own use")
+			os.Exit(exitUsage)
+		}
+		worker.ChildMain(fd)
+	}
+	os.Exit(dispatch(os.Args[1:]))
+}
+
+const usage = `run-js-server: a code-mode MCP gateway (isolate preview)
+
+Usage:
+  run-js-server run [--timeout 30s] [--memory 64MiB] [--input JSON] [--format json|text] FILE|-
+  run-js-server bench [--runs N] [--calls N]
+  run-js-server version
+
+Run 'run-js-server COMMAND -h' for a command's flags.
+`
+
+func dispatch(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, usage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "run":
+		return runCmd(args[1:], os.Stdin, os.Stdout, os.Stderr)
+	case "bench":
+		return benchCmd(args[1:], os.Stdout, os.Stderr)
+	case "version", "--version":
+		fmt.Println("run-js-server", version)
+		return exitReturned
+	case "help", "-h", "--help":
+		fmt.Print(usage)
+		return exitReturned
+	}
+	fmt.Fprintf(os.Stderr, "run-js-server: unknown command %q\n\n%s", args[0], usage)
+	return exitUsage
+}

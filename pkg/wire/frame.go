@@ -1,0 +1,181 @@
+package wire
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+)
+
+// Type says what a frame carries. The set is closed; a reader rejects others.
+type Type byte
+
+// Frame types. The comment says who sends it.
+const (
+	TypeHello  Type = 'H' // worker → parent, once, first: protocol version
+	TypeStart  Type = 'S' // parent → worker, once: the run; payload is the program's code
+	TypeCall   Type = 'C' // worker → parent: a tool call; payload is the arguments' JSON
+	TypeResult Type = 'R' // parent → worker: a call's outcome; payload is the result's JSON when ok
+	TypeOutput Type = 'O' // worker → parent: console output; payload is UTF-8 text
+	TypeStop   Type = 'X' // parent → worker: stop the run now
+	TypeEnd    Type = 'E' // worker → parent, once, last: the ending; payload is the returned value's JSON
+)
+
+func (t Type) String() string {
+	switch t {
+	case TypeHello:
+		return "hello"
+	case TypeStart:
+		return "start"
+	case TypeCall:
+		return "call"
+	case TypeResult:
+		return "result"
+	case TypeOutput:
+		return "output"
+	case TypeStop:
+		return "stop"
+	case TypeEnd:
+		return "end"
+	}
+	return fmt.Sprintf("type 0x%02x", byte(t))
+}
+
+// frameOverhead is the part of n that is not header or payload: type + h.
+const frameOverhead = 1 + 4
+
+// Frame is one decoded frame. Header and Payload alias the reader's buffer
+// for this frame only; they stay valid until the caller drops the Frame (a
+// Reader allocates a new buffer per frame, so they are never overwritten).
+type Frame struct {
+	Type    Type
+	Header  []byte
+	Payload []byte
+}
+
+// Size is the frame's length on the wire, prefix included.
+func (f Frame) Size() int { return 4 + frameOverhead + len(f.Header) + len(f.Payload) }
+
+// Decode reads the header into v, strictly: unknown fields and trailing data
+// are errors (they mean the peer speaks another version of the protocol).
+func (f Frame) Decode(v any) error {
+	dec := json.NewDecoder(bytes.NewReader(f.Header))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%w: %s header: %v", ErrBadFrame, f.Type, err)
+	}
+	if dec.More() {
+		return fmt.Errorf("%w: %s header: trailing data after the JSON object", ErrBadFrame, f.Type)
+	}
+	return nil
+}
+
+// Reader reads frames from a stream, refusing any frame longer than Max
+// before reading its body. Not safe for concurrent use.
+type Reader struct {
+	r   *bufio.Reader
+	max int
+	hdr [4]byte
+}
+
+// NewReader returns a Reader with the given cap on a frame's length (prefix
+// excluded). A cap ≤ 0 is a programming error and panics: every stream from a
+// peer has a cap.
+func NewReader(r io.Reader, max int) *Reader {
+	if max <= frameOverhead {
+		panic("wire: NewReader needs a positive frame cap")
+	}
+	return &Reader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+}
+
+// SetMax changes the cap for the frames read after this call.
+func (r *Reader) SetMax(max int) {
+	if max <= frameOverhead {
+		panic("wire: SetMax needs a positive frame cap")
+	}
+	r.max = max
+}
+
+// Buffered reports whether bytes of a next frame are already buffered, that is
+// whether Next can likely return without waiting on the stream.
+func (r *Reader) Buffered() bool { return r.r.Buffered() > 0 }
+
+// Next reads one frame. At a clean end of stream it returns io.EOF; a stream
+// cut inside a frame gives io.ErrUnexpectedEOF. Errors of the stream itself
+// (deadlines, closed connections) are returned wrapped, as they are.
+func (r *Reader) Next() (Frame, error) {
+	if _, err := io.ReadFull(r.r, r.hdr[:]); err != nil {
+		if err == io.EOF {
+			return Frame{}, io.EOF
+		}
+		return Frame{}, fmt.Errorf("wire: read frame length: %w", err)
+	}
+	n := binary.BigEndian.Uint32(r.hdr[:])
+	if uint64(n) > uint64(r.max) {
+		return Frame{}, fmt.Errorf("%w: %d bytes announced, cap is %d", ErrFrameTooLarge, n, r.max)
+	}
+	if n < frameOverhead {
+		return Frame{}, fmt.Errorf("%w: length %d is below the minimum %d", ErrBadFrame, n, frameOverhead)
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(r.r, body); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return Frame{}, fmt.Errorf("wire: read %d-byte frame body: %w", n, err)
+	}
+	t := Type(body[0])
+	if !t.Known() {
+		return Frame{}, fmt.Errorf("%w: unknown %s", ErrBadFrame, t)
+	}
+	h := binary.BigEndian.Uint32(body[1:5])
+	if uint64(h) > uint64(n-frameOverhead) {
+		return Frame{}, fmt.Errorf("%w: %s header length %d is past the frame's %d bytes", ErrBadFrame, t, h, n)
+	}
+	return Frame{Type: t, Header: body[5 : 5+h], Payload: body[5+h:]}, nil
+}
+
+// Known reports whether t is one of the Type constants.
+func (t Type) Known() bool {
+	switch t {
+	case TypeHello, TypeStart, TypeCall, TypeResult, TypeOutput, TypeStop, TypeEnd:
+		return true
+	}
+	return false
+}
+
+// AppendFrame appends one frame to dst: hdr is encoded as JSON (nil gives
+// "{}"), payload is copied as is. It fails only if hdr cannot be encoded or
+// the frame would not fit the 32-bit length.
+func AppendFrame(dst []byte, t Type, hdr any, payload []byte) ([]byte, error) {
+	h := []byte("{}")
+	if hdr != nil {
+		var err error
+		if h, err = json.Marshal(hdr); err != nil {
+			return dst, fmt.Errorf("wire: encode %s header: %w", t, err)
+		}
+	}
+	n := uint64(frameOverhead) + uint64(len(h)) + uint64(len(payload))
+	if n > 1<<32-1 {
+		return dst, fmt.Errorf("%w: %s frame of %d bytes does not fit the length field", ErrFrameTooLarge, t, n)
+	}
+	dst = binary.BigEndian.AppendUint32(dst, uint32(n))
+	dst = append(dst, byte(t))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(h)))
+	dst = append(dst, h...)
+	return append(dst, payload...), nil
+}
+
+// WriteFrame writes one frame to w in a single Write call.
+func WriteFrame(w io.Writer, t Type, hdr any, payload []byte) error {
+	buf, err := AppendFrame(make([]byte, 0, 64+len(payload)), t, hdr, payload)
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(buf); err != nil {
+		return fmt.Errorf("wire: write %s frame: %w", t, err)
+	}
+	return nil
+}

@@ -1,0 +1,130 @@
+package wire
+
+import "encoding/json"
+
+// ProtocolVersion is sent in hello and start. A worker built from another
+// version of this package is refused with a message saying to rebuild.
+const ProtocolVersion = 1
+
+// Hello is the worker's first frame: it proves the process is a worker of
+// this protocol before any run is trusted to it.
+type Hello struct {
+	Protocol int `json:"protocol"`
+	PID      int `json:"pid"`
+}
+
+// Tool is one entry of a run's catalog: the tools the program may call. The
+// schemas and annotations are passed through as the server gave them.
+type Tool struct {
+	Server       string          `json:"server"`
+	Name         string          `json:"name"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	Annotations  json.RawMessage `json:"annotations,omitempty"`
+}
+
+// Start begins the run. Its payload is the program's source, UTF-8.
+type Start struct {
+	Protocol int             `json:"protocol"`
+	RunID    string          `json:"runId"`
+	Limits   Limits          `json:"limits"`
+	Catalog  []Tool          `json:"catalog"`
+	Input    json.RawMessage `json:"input,omitempty"`
+}
+
+// Call is a tool call the program made. Its payload is the arguments' JSON.
+// IDs start at 1 and increase by one per call sent.
+type Call struct {
+	RunID  string `json:"runId"`
+	ID     uint64 `json:"id"`
+	Server string `json:"server"`
+	Tool   string `json:"tool"`
+}
+
+// Outcome kinds of a call, as the program sees them.
+const (
+	// OutcomeOK: the tool answered; the payload is {content, structuredContent, isError}.
+	OutcomeOK = "ok"
+	// OutcomeRefused: refused before anything was sent; safe to retry. The
+	// program gets a ToolRefused.
+	OutcomeRefused = "refused"
+	// OutcomeFailed: sent, but no usable answer; the call may have taken
+	// effect. The program gets a ToolFailed with mayHaveRun: true.
+	OutcomeFailed = "failed"
+)
+
+// Codes of refusals and failures. A gateway may add its own; these are the
+// ones the isolate itself produces.
+const (
+	CodeUnknownServer    = "unknown_server"
+	CodeUnknownTool      = "unknown_tool"
+	CodeInvalidArguments = "invalid_arguments"
+	CodeArgsTooLarge     = "arguments_too_large"
+	CodeRunStopping      = "run_stopping"
+	CodeTimeout          = "timeout"
+	CodeResultTooLarge   = "result_too_large"
+	CodeCallFailed       = "call_failed"
+)
+
+// Result answers a call. For OutcomeOK the payload is the result's JSON;
+// otherwise Code and Message say why, and Matches lists close names for a
+// misspelt tool.
+type Result struct {
+	ID      uint64   `json:"id"`
+	Outcome string   `json:"outcome"`
+	Code    string   `json:"code,omitempty"`
+	Message string   `json:"message,omitempty"`
+	Matches []string `json:"matches,omitempty"`
+}
+
+// Output carries console output. Its payload is UTF-8 text. Skip > 0 says the
+// worker cut that many characters (UTF-16 code units) just before this text.
+type Output struct {
+	Skip int64 `json:"skip,omitempty"`
+}
+
+// Stop asks the worker to end the run now.
+type Stop struct {
+	Reason string `json:"reason,omitempty"`
+}
+
+// Status is how a run ended.
+type Status string
+
+// Endings. All but StatusCrashed can be reported by a worker; crashed is the
+// parent's verdict on a worker that died or broke the protocol.
+const (
+	StatusReturned    Status = "returned"
+	StatusThrew       Status = "threw"
+	StatusStalled     Status = "stalled"
+	StatusTimedOut    Status = "timed_out"
+	StatusOutOfMemory Status = "out_of_memory"
+	StatusStopped     Status = "stopped"
+	StatusCrashed     Status = "crashed"
+)
+
+// WorkerStatuses are the endings a worker may report in its end frame.
+var WorkerStatuses = map[Status]bool{
+	StatusReturned: true, StatusThrew: true, StatusStalled: true,
+	StatusTimedOut: true, StatusOutOfMemory: true, StatusStopped: true,
+}
+
+// ErrorInfo describes a thrown value or the reason of an ending.
+type ErrorInfo struct {
+	Name    string `json:"name"`
+	Message string `json:"message"`
+	Stack   string `json:"stack,omitempty"`
+}
+
+// End is the worker's last frame. For StatusReturned the payload is the
+// value's JSON. Unsettled lists the calls sent whose answers the program never
+// took; NeverSent counts the calls still waiting inside the program.
+type End struct {
+	RunID      string     `json:"runId"`
+	Status     Status     `json:"status"`
+	Error      *ErrorInfo `json:"error,omitempty"`
+	Unsettled  []uint64   `json:"unsettled,omitempty"`
+	NeverSent  int        `json:"neverSent,omitempty"`
+	PeakRSSKiB int64      `json:"peakRssKiB,omitempty"`
+}

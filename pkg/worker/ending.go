@@ -1,0 +1,39 @@
+package worker
+
+import (
+	"encoding/json"
+
+	"github.com/run-js-server/run-js-server/pkg/wire"
+)
+
+// Ending is how a run ended, as the parent reports it: the object the run
+// command prints and the gateway returns as structured content.
+type Ending struct {
+	RunID      string          `json:"runId"`
+	Status     wire.Status     `json:"status"`
+	Value      json.RawMessage `json:"value"` // JSON null unless Status is returned
+	Error      *wire.ErrorInfo `json:"error,omitempty"`
+	Output     OutputText      `json:"output"`
+	Calls      Calls           `json:"calls"`
+	DurationMs int64           `json:"durationMs"`
+	// PeakMemoryKiB is the worker's peak resident set, as it reported it.
+	PeakMemoryKiB int64 `json:"peakMemoryKiB,omitempty"`
+	// Crash names the rule a crashed worker broke, or how it died.
+	Crash *Crash `json:"crash,omitempty"`
+}
+
+// OutputText is what was kept of a run's output.
+type OutputText struct {
+	Text     string `json:"text"`
+	CutChars int64  `json:"cutChars"`
+}
+
+// Crash says why the parent ended a run as crashed.
+type Crash struct {
+	Rule   Rule   `json:"rule"`
+	Detail string `json:"detail"`
+	Stderr string `json:"stderr,omitempty"` // the tail of the worker's stderr
+}
+
+// OK reports whether the program returned a value.
+func (e *Ending) OK() bool { return e.Status == wire.StatusReturned }

@@ -1,0 +1,235 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/run-js-server/run-js-server/pkg/wire"
+)
+
+// blockingCall never answers until the run ends: it keeps calls in flight.
+func blockingCall(ctx context.Context, _ Call) Outcome {
+	<-ctx.Done()
+	return Fail(wire.CodeTimeout, "cancelled")
+}
+
+// TestBadWorkers runs a worker that breaks one rule per mode and checks that
+// the parent ends the run as crashed, naming that rule.
+func TestBadWorkers(t *testing.T) {
+	t.Cleanup(setHandshakeTimeout(time.Second))
+	tests := []struct {
+		name string
+		mode string
+		rule Rule
+		want string // in the crash detail
+	}{
+		{name: "garbage bytes", mode: "garbage", rule: RuleFrameTooLarge},
+		{name: "length 0xFFFFFFFF", mode: "huge-frame", rule: RuleFrameTooLarge, want: "4294967295"},
+		{name: "unknown frame type", mode: "unknown-type", rule: RuleUndecodable, want: "unknown"},
+		{name: "wrong protocol version", mode: "bad-hello", rule: RuleHandshake, want: "protocol 99"},
+		{name: "never says hello", mode: "no-hello", rule: RuleNoHandshake},
+		{name: "call before hello", mode: "call-before-hello", rule: RuleHandshake, want: "not hello"},
+		{name: "exits before end", mode: "exit-before-end", rule: RuleExitBeforeEnd, want: "exit status 0"},
+		{name: "exits mid-frame", mode: "exit-mid-frame", rule: RuleUndecodable, want: "unexpected EOF"},
+		{name: "dies by signal", mode: "crash-signal", rule: RuleExitBeforeEnd, want: "signal: killed"},
+		{name: "reuses a call id", mode: "reused-call-id", rule: RuleReusedCallID, want: "call id 1 after 1"},
+		{name: "skips a call id", mode: "skipped-call-id", rule: RuleReusedCallID},
+		{name: "calls an unknown tool", mode: "unknown-tool", rule: RuleUnknownTool, want: "delete_everything"},
+		{name: "names another run", mode: "unknown-run", rule: RuleUnknownRun, want: "run-someone-else"},
+		{name: "arguments past 4 MiB", mode: "args-too-large", rule: RuleArgsTooLarge},
+		{name: "arguments past 100,000 values", mode: "args-too-many-values", rule: RuleArgsTooLarge, want: "values"},
+		{name: "arguments not an object", mode: "args-not-object", rule: RuleBadArguments},
+		{name: "arguments not JSON", mode: "args-invalid-json", rule: RuleBadArguments},
+		{name: "17 calls in flight", mode: "too-many-calls", rule: RuleTooManyCalls, want: "cap is 16"},
+		{name: "frame after end", mode: "frame-after-end", rule: RuleAfterEnd},
+		{name: "end claims crashed", mode: "end-claims-crashed", rule: RuleBadEnd},
+		{name: "end value not JSON", mode: "end-invalid-value", rule: RuleBadEnd},
+		{name: "end names a call never sent", mode: "end-unsettled-unknown", rule: RuleBadEnd, want: "never sent"},
+		{name: "sends a parent-only frame", mode: "sends-result", rule: RuleUnexpected},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := runWith(t, testConfig(tt.mode), Request{Code: "return 1", Call: blockingCall, Limits: wire.Limits{TimeoutMs: 10_000}})
+			wantStatus(t, e, wire.StatusCrashed)
+			if e.Crash == nil || e.Crash.Rule != tt.rule {
+				b, _ := json.MarshalIndent(e, "", "  ")
+				t.Fatalf("crash rule: want %s; ending:\n%s", tt.rule, b)
+			}
+			if !strings.Contains(e.Crash.Detail+e.Error.Message, tt.want) {
+				t.Fatalf("crash %q does not say %q", e.Crash.Detail, tt.want)
+			}
+			if e.DurationMs > 5_000 {
+				t.Fatalf("took %d ms: a broken worker must end its run at once, not at the deadline", e.DurationMs)
+			}
+		})
+	}
+}
+
+func TestStopIgnoredIsKilledAfterGrace(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig("ignore-stop")
+	r, err := Start(context.Background(), cfg, Request{Code: "1", Catalog: testCatalog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	begin := time.Now()
+	r.Stop("test")
+	select {
+	case <-r.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("a worker that ignores stop was not killed: the grace/SIGKILL step failed")
+	}
+	e := r.Ending()
+	wantStatus(t, e, wire.StatusStopped)
+	wantErrorContains(t, e, "killed")
+	if d := time.Since(begin); d < cfg.Grace || d > cfg.Grace+3*time.Second {
+		t.Fatalf("stopped after %s; want about the grace, %s", d, cfg.Grace)
+	}
+}
+
+func TestEndedWorkerThatLingersIsKilled(t *testing.T) {
+	t.Parallel()
+	e := runWith(t, testConfig("end-then-linger"), Request{Code: "1"})
+	wantStatus(t, e, wire.StatusReturned)
+	if string(e.Value) != `"done"` {
+		t.Fatalf("value %s", e.Value)
+	}
+}
+
+func TestDeadlineKillsAWorkerThatIgnoresIt(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig("ignore-stop")
+	e := runWith(t, cfg, Request{Code: "1", Limits: wire.Limits{TimeoutMs: 300}})
+	wantStatus(t, e, wire.StatusTimedOut)
+	wantErrorContains(t, e, "process group was killed")
+}
+
+// TestProcessGroupIsKilled: a worker that leaves a process behind and dies
+// must not leave it running.
+func TestProcessGroupIsKilled(t *testing.T) {
+	t.Parallel()
+	e := runWith(t, testConfig("grandchild"), Request{Code: "1"})
+	wantStatus(t, e, wire.StatusCrashed)
+	pid, err := strconv.Atoi(strings.TrimSpace(e.Output.Text))
+	if err != nil {
+		t.Fatalf("grandchild pid not reported: output %q", e.Output.Text)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !processGone(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("grandchild %d still alive after the run: the process group was not killed", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func processGone(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	// A zombie waiting for init to reap it is dead too.
+	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	return len(fields) > 0 && fields[0] == "Z"
+}
+
+// TestSpawnGivesNothing checks what a worker process gets from the parent:
+// an empty environment, a fresh private directory (removed afterwards), its
+// own process group, and no descriptor but 0, 1, 2 and the socket, even when
+// the parent has a descriptor open without close-on-exec.
+func TestSpawnGivesNothing(t *testing.T) {
+	leaked, err := syscall.Open("/dev/null", syscall.O_RDONLY, 0) // no O_CLOEXEC: inherited by exec
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(leaked)
+	t.Setenv("RUN_JS_SECRET", "must-not-reach-the-worker")
+
+	e := runWith(t, testConfig("report-env"), Request{Code: "1"})
+	wantStatus(t, e, wire.StatusReturned)
+	var rep struct {
+		Env  []string `json:"env"`
+		Cwd  string   `json:"cwd"`
+		FDs  []string `json:"fds"`
+		Pgid int      `json:"pgid"`
+	}
+	if err := json.Unmarshal([]byte(e.Output.Text), &rep); err != nil {
+		t.Fatalf("report %q: %v", e.Output.Text, err)
+	}
+	if len(rep.Env) != 0 {
+		t.Errorf("worker environment is %q, want empty", rep.Env)
+	}
+	if !strings.HasPrefix(filepath.Base(rep.Cwd), "run-js-") {
+		t.Errorf("worker directory %q is not a private run-js- directory", rep.Cwd)
+	}
+	if _, err := os.Stat(rep.Cwd); !os.IsNotExist(err) {
+		t.Errorf("private directory %s still exists after the run (err %v)", rep.Cwd, err)
+	}
+	if rep.Pgid == syscall.Getpgrp() {
+		t.Errorf("worker shares the parent's process group %d", rep.Pgid)
+	}
+	// At exec, descriptors the parent opened without O_CLOEXEC are there too
+	// (exec cannot prevent it); ChildMain closes them first thing, which
+	// TestWorkerHoldsOnlyItsSocket checks on a real worker.
+	if !slices.ContainsFunc(rep.FDs, func(fd string) bool { return strings.HasPrefix(fd, "3=socket:") }) {
+		t.Errorf("descriptor 3 is not the socket: %v", rep.FDs)
+	}
+}
+
+// TestWorkerHoldsOnlyItsSocket looks into a real worker, mid-run, from
+// outside: it must hold descriptors 0-3 only, although the parent has one
+// open without close-on-exec.
+func TestWorkerHoldsOnlyItsSocket(t *testing.T) {
+	leaked, err := syscall.Open("/dev/null", syscall.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(leaked)
+	inCall := make(chan struct{})
+	var fds []string
+	call := func(ctx context.Context, c Call) Outcome {
+		close(inCall)
+		<-ctx.Done()
+		return Fail(wire.CodeTimeout, "done")
+	}
+	r, err := Start(context.Background(), testConfig(""), Request{Code: `await tools.issues.list_issues({})`, Catalog: testCatalog, Call: call})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-inCall:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the program's call never arrived")
+	}
+	ents, err := os.ReadDir("/proc/" + strconv.Itoa(r.PID()) + "/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		target, _ := os.Readlink("/proc/" + strconv.Itoa(r.PID()) + "/fd/" + e.Name())
+		fds = append(fds, e.Name()+"="+target)
+	}
+	r.Stop("test done")
+	wantStatus(t, r.Wait(), wire.StatusStopped)
+	// Beyond 0-3, only the Go runtime's own poller descriptors, made after
+	// the worker closed everything: never a file, pipe or socket.
+	for _, fd := range fds {
+		n, _ := strconv.Atoi(strings.SplitN(fd, "=", 2)[0])
+		if n == WorkerFD && !strings.Contains(fd, "socket:") {
+			t.Errorf("descriptor 3 is %s, not the socket", fd)
+		}
+		if n > WorkerFD && !strings.Contains(fd, "anon_inode:[event") {
+			t.Errorf("worker holds descriptor %s (all: %v)", fd, fds)
+		}
+	}
+}

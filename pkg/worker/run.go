@@ -1,0 +1,216 @@
+package worker
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+	"unicode/utf8"
+
+	"github.com/run-js-server/run-js-server/pkg/wire"
+)
+
+// Config says how runs start their workers. The zero value is ready to use.
+type Config struct {
+	// Command is the worker's program and arguments, used as is. Default:
+	// this executable with --worker-fd 3.
+	Command []string
+	// TempDir is where each worker's private directory is made; "" is
+	// os.TempDir().
+	TempDir string
+	// Grace is how long a worker has to end after a stop, and to exit after
+	// its end, before its process group is killed. Zero is wire.StopGrace.
+	Grace time.Duration
+}
+
+// handshakeTimeout bounds the wait for a worker's hello: far above a cold
+// start on a loaded host (a few ms), far below any deadline worth having.
+var handshakeTimeout = 5 * time.Second // mutable for testing
+
+// Request is one run.
+type Request struct {
+	RunID   string          // "" picks a random one
+	Code    string          // the program: the body of an async function
+	Input   json.RawMessage // the global `input`; nil leaves it undefined
+	Catalog []wire.Tool     // the tools the program may call
+	Limits  wire.Limits     // zero fields are defaults
+	Call    CallFunc        // performs calls; nil refuses every call
+}
+
+// Call is one tool call the parent accepted from a program.
+type Call struct {
+	RunID  string
+	ID     uint64
+	Server string
+	Tool   string
+	Args   json.RawMessage // a JSON object within the run's caps
+}
+
+// CallFunc performs one call. It runs on its own goroutine, at most
+// Limits.MaxInFlight at once per run. ctx carries the run's deadline and is
+// cancelled when the run ends; a CallFunc must return soon after. Its Outcome
+// is checked (a result must be a JSON object within the result caps) before
+// the program sees it.
+type CallFunc func(ctx context.Context, c Call) Outcome
+
+// Outcome is what a CallFunc returns. Build it with Answer, Refuse or Fail.
+type Outcome struct {
+	Kind    string // wire.OutcomeOK, wire.OutcomeRefused or wire.OutcomeFailed
+	Code    string
+	Message string
+	Matches []string
+	Result  json.RawMessage
+}
+
+// Answer is the tool's result: {content, structuredContent, isError}.
+func Answer(result json.RawMessage) Outcome { return Outcome{Kind: wire.OutcomeOK, Result: result} }
+
+// Refuse says the call was refused before anything was sent.
+func Refuse(code, message string, matches ...string) Outcome {
+	return Outcome{Kind: wire.OutcomeRefused, Code: code, Message: message, Matches: matches}
+}
+
+// Fail says the call was sent but gave no usable answer: it may have taken
+// effect.
+func Fail(code, message string) Outcome {
+	return Outcome{Kind: wire.OutcomeFailed, Code: code, Message: message}
+}
+
+// ErrBadRequest wraps every reason Start refuses a Request before spawning.
+var ErrBadRequest = errors.New("bad run request")
+
+// Run is one running program and its worker process. A Run owns its process
+// and is the only thing that waits on it.
+type Run struct {
+	id     string
+	pid    int
+	stopc  chan string
+	done   chan struct{}
+	ending *Ending
+}
+
+// Start validates req, spawns a worker and starts supervising it. The run
+// ends by itself (with its ending), on Stop, or when ctx is cancelled (as a
+// stop). Errors wrap ErrBadRequest (nothing was spawned) or ErrSpawn.
+func Start(ctx context.Context, cfg Config, req Request) (*Run, error) {
+	limits, err := req.Limits.Normalize()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
+	}
+	req.Limits = limits
+	if err := checkRequest(&req); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
+	}
+	if req.RunID == "" {
+		req.RunID = NewRunID()
+	}
+	if len(cfg.Command) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("%w: find own executable: %v", ErrSpawn, err)
+		}
+		cfg.Command = []string{exe, "--worker-fd", "3"}
+	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = wire.StopGrace
+	}
+	p, err := spawn(cfg.Command, cfg.TempDir)
+	if err != nil {
+		return nil, err
+	}
+	r := &Run{id: req.RunID, pid: p.cmd.Process.Pid, stopc: make(chan string, 1), done: make(chan struct{})}
+	s := newSupervisor(ctx, cfg, req, p, r.stopc)
+	go func() {
+		r.ending = s.run()
+		close(r.done)
+	}()
+	return r, nil
+}
+
+// Execute runs one program to its ending: Start, then Wait.
+func Execute(ctx context.Context, cfg Config, req Request) (*Ending, error) {
+	r, err := Start(ctx, cfg, req)
+	if err != nil {
+		return nil, err
+	}
+	return r.Wait(), nil
+}
+
+// ID is the run's id.
+func (r *Run) ID() string { return r.id }
+
+// PID is the worker's process id (and process group id). After Done it may
+// belong to another process.
+func (r *Run) PID() int { return r.pid }
+
+// Stop asks the run to stop: the worker gets a stop frame, and is killed with
+// its process group if it has not ended within the grace. It does not block;
+// later or concurrent calls do nothing.
+func (r *Run) Stop(reason string) {
+	select {
+	case r.stopc <- reason:
+	default:
+	}
+}
+
+// Done is closed when the run has ended and its process is reaped.
+func (r *Run) Done() <-chan struct{} { return r.done }
+
+// Ending is the run's ending, or nil before Done is closed.
+func (r *Run) Ending() *Ending {
+	select {
+	case <-r.done:
+		return r.ending
+	default:
+		return nil
+	}
+}
+
+// Wait blocks until the run has ended and returns its ending. The wait is
+// bounded: by the run's deadline plus the grace, then the kill.
+func (r *Run) Wait() *Ending {
+	<-r.done
+	return r.ending
+}
+
+// NewRunID returns a random, unguessable run id.
+func NewRunID() string {
+	var b [9]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on Linux
+	return "run-" + hex.EncodeToString(b[:])
+}
+
+func checkRequest(req *Request) error {
+	if len(req.Code) > wire.MaxCodeBytes {
+		return fmt.Errorf("the program is %d bytes, above the cap of %d", len(req.Code), wire.MaxCodeBytes)
+	}
+	if !utf8.ValidString(req.Code) {
+		return errors.New("the program is not valid UTF-8 text")
+	}
+	if len(req.Input) > 0 {
+		if err := req.Limits.CheckInput(req.Input); err != nil {
+			return err
+		}
+	}
+	seen := make(map[string]bool, len(req.Catalog))
+	for _, t := range req.Catalog {
+		if t.Server == "" || t.Name == "" {
+			return fmt.Errorf("catalog entry %q.%q has an empty name", t.Server, t.Name)
+		}
+		k := t.Server + "\x00" + t.Name
+		if seen[k] {
+			return fmt.Errorf("catalog lists %s.%s twice", t.Server, t.Name)
+		}
+		seen[k] = true
+		for _, raw := range []json.RawMessage{t.InputSchema, t.OutputSchema, t.Annotations} {
+			if len(raw) > 0 && !json.Valid(raw) {
+				return fmt.Errorf("catalog entry %s.%s carries invalid JSON", t.Server, t.Name)
+			}
+		}
+	}
+	return nil
+}

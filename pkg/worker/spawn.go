@@ -1,0 +1,92 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// WorkerFD is the descriptor number of the socket in a worker process: the
+// first of exec.Cmd.ExtraFiles.
+const WorkerFD = 3
+
+// proc is one spawned worker process, before supervision: the parent's end of
+// the socket, the process, its private directory and the read end of its
+// stderr.
+type proc struct {
+	cmd    *exec.Cmd
+	conn   net.Conn
+	dir    string
+	stderr *os.File
+}
+
+// spawn starts one worker process: a Unix socketpair whose parent end is
+// close-on-exec and whose child end becomes fd 3; nothing else inherited (Go
+// opens every descriptor close-on-exec, and the worker closes all above 3 at
+// start); an empty environment; a fresh private working directory; its own
+// process group; SIGKILL when this thread of the parent dies. On any error
+// everything made so far is undone.
+func spawn(command []string, tempDir string) (p *proc, err error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%w: socketpair: %v", ErrSpawn, err)
+	}
+	parentEnd := os.NewFile(uintptr(fds[0]), "worker")
+	childEnd := os.NewFile(uintptr(fds[1]), "parent")
+	defer childEnd.Close() // the child has its copy after Start
+	defer func() {
+		if err != nil {
+			parentEnd.Close()
+		}
+	}()
+
+	dir, err := os.MkdirTemp(tempDir, "run-js-")
+	if err != nil {
+		return nil, fmt.Errorf("%w: private directory: %v", ErrSpawn, err)
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(dir)
+		}
+	}()
+
+	stderrR, stderrW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("%w: stderr pipe: %v", ErrSpawn, err)
+	}
+	defer stderrW.Close()
+	defer func() {
+		if err != nil {
+			stderrR.Close()
+		}
+	}()
+
+	cmd := exec.Command(command[0], command[1:]...)
+	cmd.Env = []string{} // empty, not nil: nil would inherit ours
+	cmd.Dir = dir
+	cmd.Stdin = nil  // /dev/null
+	cmd.Stdout = nil // /dev/null: the socket carries everything
+	cmd.Stderr = stderrW
+	cmd.ExtraFiles = []*os.File{childEnd}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("%w: start %s: %v", ErrSpawn, command[0], err)
+	}
+	// From here a failure must kill and reap what we started.
+	conn, err := net.FileConn(parentEnd)
+	parentEnd.Close() // FileConn dup'ed it
+	if err != nil {
+		_ = unix.Kill(-cmd.Process.Pid, unix.SIGKILL)
+		_ = cmd.Wait()
+		return nil, fmt.Errorf("%w: socket: %v", ErrSpawn, err)
+	}
+	return &proc{cmd: cmd, conn: conn, dir: dir, stderr: stderrR}, nil
+}
+
+// ErrSpawn means a worker process could not be started.
+var ErrSpawn = errors.New("cannot start worker")
