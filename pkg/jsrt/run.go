@@ -82,19 +82,52 @@ type loop struct {
 	catalogJSON string
 }
 
-// Run runs one program to its ending. It locks the calling goroutine to its
-// OS thread and leaves it locked: call it from a goroutine that does nothing
-// else afterwards but report the ending and exit. It does not close the
-// runtime: the worker process exits after one run, which is cheaper and
-// cannot abort on a leaked value.
+// Prepared is a runtime made ready before its run is known: the engine,
+// the context and the compiled prelude. A worker prepares one while it waits
+// for its start frame, so that work is off the path of the run.
+type Prepared struct {
+	rssKiB  int64 // the process's resident set before the run
+	rt      *quickjs.Runtime
+	ctx     *quickjs.Context
+	factory *quickjs.Value // the prelude's function, not yet called
+	err     error          // the prelude failed to load: a bug of ours
+}
+
+// Prepare builds a runtime, its context and the prelude. It locks the calling
+// goroutine to its OS thread and leaves it locked (QuickJS checks its stack
+// limit against the C stack of the thread that created the runtime): the
+// same goroutine must call Run, and should do nothing else afterwards but
+// report the ending and exit.
+func Prepare() *Prepared {
+	runtime.LockOSThread()
+	def, _ := wire.Limits{}.Normalize()
+	p := &Prepared{rt: newRuntime(def)}
+	p.ctx = newContext(p.rt)
+	p.factory = p.ctx.EvalBytecode(preludeBytecode)
+	if p.factory.IsException() {
+		p.err = p.ctx.Exception()
+	}
+	p.rssKiB = rssKiB()
+	return p
+}
+
+// Run runs one program to its ending: Prepare, then Prepared.Run.
+func Run(spec Spec, host Host) Ending { return Prepare().Run(spec, host) }
+
+// Run runs one program to its ending under spec's limits, on the goroutine
+// that called Prepare, once. It does not close the runtime: the worker
+// process exits after one run, which is cheaper and cannot abort on a leaked
+// value.
 //
 // Run never panics on anything the program does; it panics only if the
 // prelude itself cannot be set up for a reason other than the limits, which
 // is a bug of ours.
-func Run(spec Spec, host Host) Ending {
-	runtime.LockOSThread()
-	l := &loop{spec: spec, host: host, inflight: make(map[uint64]struct{}), baseRSSKiB: rssKiB()}
-	e := l.run()
+func (p *Prepared) Run(spec Spec, host Host) Ending {
+	l := &loop{spec: spec, host: host, rt: p.rt, ctx: p.ctx, inflight: make(map[uint64]struct{}), baseRSSKiB: p.rssKiB}
+	l.rt.SetMemoryLimit(uint64(spec.Limits.MemoryBytes))
+	l.rt.SetMaxStackSize(uint64(spec.Limits.StackBytes))
+	l.rt.SetInterruptHandler(l.interrupt)
+	e := l.run(p)
 	e.Unsettled = make([]uint64, 0, len(l.inflight))
 	for id := range l.inflight {
 		e.Unsettled = append(e.Unsettled, id)
@@ -104,13 +137,12 @@ func Run(spec Spec, host Host) Ending {
 	return e
 }
 
-func (l *loop) run() Ending {
-	l.rt = newRuntime(l.spec.Limits)
-	l.rt.SetInterruptHandler(l.interrupt)
-	l.ctx = newContext(l.rt)
+func (l *loop) run(p *Prepared) Ending {
 	ctx := l.ctx
-
-	api, err := l.prelude()
+	if p.err != nil {
+		panic(fmt.Sprintf("jsrt: prelude failed to load: %v", p.err))
+	}
+	api, err := l.prelude(p.factory)
 	if err != nil {
 		if e, ok := l.limitEnding(err); ok {
 			return e
@@ -122,10 +154,10 @@ func (l *loop) run() Ending {
 	api.Free()
 
 	code := ctx.NewString(l.spec.Code)
-	p := startFn.Execute(ctx.NewUndefined(), code)
+	prom := startFn.Execute(ctx.NewUndefined(), code)
 	code.Free()
 	startFn.Free()
-	if p.IsException() {
+	if prom.IsException() {
 		return l.fromException()
 	}
 
@@ -137,7 +169,7 @@ func (l *loop) run() Ending {
 			return l.finished()
 		}
 		if len(l.inflight) == 0 {
-			if p.PromiseState() != quickjs.PromisePending {
+			if prom.PromiseState() != quickjs.PromisePending {
 				// Settled, but the prelude's handler could not report it:
 				// only running out of memory does that.
 				return l.outOfMemory("the program ended, but its ending could not be built in the memory left")

@@ -126,15 +126,48 @@ func (r *Reader) Next() (Frame, error) {
 		}
 		return Frame{}, fmt.Errorf("wire: read %d-byte frame body: %w", n, err)
 	}
+	return parseBody(body)
+}
+
+// parseBody decodes a frame's body (everything after the length field).
+func parseBody(body []byte) (Frame, error) {
 	t := Type(body[0])
 	if !t.Known() {
 		return Frame{}, fmt.Errorf("%w: unknown %s", ErrBadFrame, t)
 	}
+	n := len(body)
 	h := binary.BigEndian.Uint32(body[1:5])
 	if uint64(h) > uint64(n-frameOverhead) {
 		return Frame{}, fmt.Errorf("%w: %s header length %d is past the frame's %d bytes", ErrBadFrame, t, h, n)
 	}
 	return Frame{Type: t, Header: body[5 : 5+h], Payload: body[5+h:]}, nil
+}
+
+// Split takes the first whole frame off the front of b, for a reader that
+// reads what is available and frames it itself. It returns the frame and the
+// number of bytes it used; n == 0 with a nil error means b does not yet hold
+// a whole frame, and need says how many bytes it must hold (0 while even the
+// length is incomplete). A frame longer than max is refused as soon as its
+// length is known. The frame aliases b.
+func Split(b []byte, max int) (f Frame, n, need int, err error) {
+	if len(b) < 4 {
+		return Frame{}, 0, 0, nil
+	}
+	size := binary.BigEndian.Uint32(b)
+	if uint64(size) > uint64(max) {
+		return Frame{}, 0, 0, fmt.Errorf("%w: %d bytes announced, cap is %d", ErrFrameTooLarge, size, max)
+	}
+	if size < frameOverhead {
+		return Frame{}, 0, 0, fmt.Errorf("%w: length %d is below the minimum %d", ErrBadFrame, size, frameOverhead)
+	}
+	if uint64(len(b)) < 4+uint64(size) {
+		return Frame{}, 0, 4 + int(size), nil
+	}
+	f, err = parseBody(b[4 : 4+size])
+	if err != nil {
+		return Frame{}, 0, 0, err
+	}
+	return f, 4 + int(size), 0, nil
 }
 
 // Known reports whether t is one of the Type constants.

@@ -40,6 +40,8 @@ func badWorker(mode string) {
 	hang := func() { time.Sleep(time.Hour) }
 
 	switch mode {
+	case "ping-pong":
+		pingPong(1000)
 	case "garbage":
 		_, _ = f.Write([]byte(strings.Repeat("this is not a frame\n", 100)))
 		hang()
@@ -196,4 +198,28 @@ func badWorker(mode string) {
 func mustPgid() int {
 	pgid, _ := syscall.Getpgid(0)
 	return pgid
+}
+
+// pingPong is a protocol-correct worker without JavaScript: it makes n
+// sequential calls as fast as the parent answers, to measure the parent.
+func pingPong(n int) {
+	h := &childHost{fd: WorkerFD, max: wire.MaxStartFrame}
+	h.queueFrame(wire.TypeHello, wire.Hello{Protocol: wire.ProtocolVersion}, nil)
+	h.flush()
+	var f wire.Frame
+	for ok := false; !ok; {
+		if f, ok = h.next(); !ok {
+			h.recv(true)
+		}
+	}
+	var start wire.Start
+	_ = f.Decode(&start)
+	h.max = 1 << 20
+	for i := 1; i <= n; i++ {
+		_ = h.Send(wire.Call{RunID: start.RunID, ID: uint64(i), Server: "issues", Tool: "list_issues"}, []byte(`{"i":1}`))
+		h.Wait(time.Now().Add(time.Minute))
+	}
+	h.queueFrame(wire.TypeEnd, wire.End{RunID: start.RunID, Status: wire.StatusReturned}, []byte("1"))
+	h.flush()
+	exit(0)
 }

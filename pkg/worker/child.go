@@ -2,10 +2,7 @@ package worker
 
 import (
 	"fmt"
-	"io"
 	"os"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -44,21 +41,29 @@ func ChildMain(fd int) {
 	// careless parent may have leaked.
 	_ = unix.CloseRange(uint(fd)+1, ^uint(0), 0)
 
-	f := os.NewFile(uintptr(fd), "parent")
-	h := &childHost{f: f, wake: make(chan struct{}, 1), timer: time.NewTimer(time.Hour)}
-	h.timer.Stop()
+	h := &childHost{fd: fd, max: wire.MaxStartFrame}
 	h.queueFrame(wire.TypeHello, wire.Hello{Protocol: wire.ProtocolVersion, PID: os.Getpid()}, nil)
 	h.flush()
 
-	r := wire.NewReader(f, wire.MaxStartFrame)
-	frame, err := r.Next()
-	if err != nil {
-		if err == io.EOF {
-			exit(exitParentGone)
+	// Everything that does not depend on the run happens before its start
+	// frame is read: for a spare worker, while nobody is waiting.
+	prep := jsrt.Prepare()
+	warmJSON()
+
+	var frame wire.Frame
+	for {
+		f, ok := h.next()
+		if ok {
+			frame = f
+			break
 		}
-		die(exitBadStart, "read start: %v", err)
+		h.recv(true)
 	}
 	received := time.Now()
+	tv := unix.NsecToTimeval(waitTick.Nanoseconds())
+	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+		die(exitParentGone, "set receive timeout: %v", err)
+	}
 	var start wire.Start
 	if frame.Type != wire.TypeStart {
 		die(exitBadStart, "first frame is %s, want start", frame.Type)
@@ -74,8 +79,7 @@ func ChildMain(fd int) {
 		die(exitBadStart, "%v", err)
 	}
 	h.runID = start.RunID
-	r.SetMax(limits.ResultFrameCap())
-	go h.read(r)
+	h.max = limits.ResultFrameCap()
 
 	spec := jsrt.Spec{
 		RunID:    start.RunID,
@@ -85,7 +89,7 @@ func ChildMain(fd int) {
 		Limits:   limits,
 		Deadline: received.Add(limits.Timeout()),
 	}
-	e := jsrt.Run(spec, h)
+	e := prep.Run(spec, h)
 
 	h.flushOutput()
 	end := wire.End{
@@ -101,6 +105,18 @@ func ChildMain(fd int) {
 	exit(exitOK)
 }
 
+// warmJSON has encoding/json build its per-type caches for the frames of a
+// run now, before the start frame, instead of on the run's first frames.
+func warmJSON() {
+	var start wire.Start
+	_ = wire.Frame{Header: []byte(`{"protocol":1,"limits":{},"catalog":[{"server":"s","name":"t","inputSchema":{}}]}`)}.Decode(&start)
+	var res wire.Result
+	_ = wire.Frame{Header: []byte(`{"id":1,"outcome":"ok"}`)}.Decode(&res)
+	for _, hdr := range []any{wire.Call{}, wire.Output{}, wire.End{Error: &wire.ErrorInfo{}}} {
+		_, _ = wire.AppendFrame(nil, wire.TypeCall, hdr, nil)
+	}
+}
+
 // exit ends the worker process at once with exit_group(2): nothing is
 // buffered (frames are written before, stderr is unbuffered), and os.Exit's
 // hooks would only delay it (a race-enabled build sleeps a second there).
@@ -113,23 +129,34 @@ func die(code int, format string, args ...any) {
 	exit(code)
 }
 
-// childHost is the jsrt.Host of a worker process. The runtime's goroutine
-// calls everything but read (its own goroutine) and Stopped (any goroutine).
-type childHost struct {
-	f     *os.File
-	runID string
+// waitTick is the socket's receive timeout: a worker blocked waiting for a
+// result wakes this often to check the run's deadline. Set once, it saves a
+// system call per call; the deadline is kept to within a tick.
+const waitTick = 10 * time.Millisecond
 
-	// Owned by the runtime's goroutine.
+// pollInterval: while the program computes, the interrupt handler looks at
+// the socket this often for a stop (and for results, which it queues), so a
+// stop lands within about this long without a second thread.
+const pollInterval = time.Millisecond
+
+// childHost is the jsrt.Host of a worker process. It is single-threaded: the
+// runtime's goroutine does all reading and writing on the socket. While the
+// program waits, it blocks in read(2) with SO_RCVTIMEO set to the time left;
+// while the program computes, Stopped polls the socket without blocking.
+type childHost struct {
+	fd    int
+	runID string
+	max   int // cap of a frame from the parent
+
 	out      []byte // frames not yet written
 	text     []byte // output text not yet framed
 	textSkip int64  // skip of the output frame being built
-	timer    *time.Timer
 
-	// Shared with the reader goroutine.
-	mu      sync.Mutex
-	events  []jsrt.Event
-	wake    chan struct{} // one slot; a send never blocks
-	stopped atomic.Bool
+	in       []byte // bytes read, not yet framed
+	rbuf     []byte // what one recv reads into
+	events   []jsrt.Event
+	stopped  bool
+	lastPoll time.Time
 }
 
 var _ jsrt.Host = (*childHost)(nil)
@@ -141,14 +168,18 @@ func (h *childHost) queueFrame(t wire.Type, hdr any, payload []byte) {
 	}
 }
 
-// flush writes the queued frames. A parent that is gone ends the process:
-// there is nobody left to report to.
+// flush writes the queued frames, blocking until they are written. A parent
+// that is gone ends the process: there is nobody left to report to.
 func (h *childHost) flush() {
-	if len(h.out) == 0 {
-		return
-	}
-	if _, err := h.f.Write(h.out); err != nil {
-		exit(exitParentGone)
+	for len(h.out) > 0 {
+		n, err := unix.Write(h.fd, h.out)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			exit(exitParentGone)
+		}
+		h.out = h.out[n:]
 	}
 	h.out = h.out[:0]
 }
@@ -174,7 +205,7 @@ func (h *childHost) Send(call wire.Call, args []byte) error {
 }
 
 func (h *childHost) Output(text string, skip int64) {
-	if h.stopped.Load() {
+	if h.stopped {
 		return // after a stop, nothing the program does reaches the parent
 	}
 	if skip > 0 {
@@ -187,45 +218,41 @@ func (h *childHost) Output(text string, skip int64) {
 	}
 }
 
-func (h *childHost) Stopped() bool { return h.stopped.Load() }
+// Stopped is called by the interrupt handler every few thousand
+// instructions: at most every pollInterval it reads what the parent sent
+// without blocking.
+func (h *childHost) Stopped() bool {
+	if !h.stopped {
+		if now := time.Now(); now.Sub(h.lastPoll) >= pollInterval {
+			h.lastPoll = now
+			h.read(false)
+		}
+	}
+	return h.stopped
+}
 
 func (h *childHost) Wait(deadline time.Time) []jsrt.Event {
 	h.flushOutput()
 	h.flush()
-	for {
-		h.mu.Lock()
-		if len(h.events) > 0 {
-			evs := h.events
-			h.events = nil
-			h.mu.Unlock()
-			return evs
-		}
-		h.mu.Unlock()
-		d := time.Until(deadline)
-		if d <= 0 {
+	for len(h.events) == 0 {
+		if !time.Now().Before(deadline) {
 			return nil
 		}
-		h.timer.Reset(d)
-		select {
-		case <-h.wake:
-			h.timer.Stop()
-		case <-h.timer.C:
-			return nil
-		}
+		h.read(true) // returns at least every waitTick
 	}
+	evs := h.events
+	h.events = nil
+	return evs
 }
 
-// read is the reader goroutine: it decodes the parent's frames and hands them
-// to the runtime's goroutine through the event queue. Any read error means the
-// parent is gone or broken; the worker exits at once.
-func (h *childHost) read(r *wire.Reader) {
+// read reads what the parent sent (blocking until something arrives or the
+// receive timeout passes, or not at all) and turns whole frames into events.
+func (h *childHost) read(block bool) {
+	h.recv(block)
 	for {
-		f, err := r.Next()
-		if err != nil {
-			if err != io.EOF {
-				fmt.Fprintf(os.Stderr, "run-js-server worker: read from parent: %v\n", err)
-			}
-			exit(exitParentGone)
+		f, ok := h.next()
+		if !ok {
+			return
 		}
 		var ev jsrt.Event
 		switch f.Type {
@@ -235,17 +262,73 @@ func (h *childHost) read(r *wire.Reader) {
 			}
 			ev.Payload = f.Payload
 		case wire.TypeStop:
-			h.stopped.Store(true)
+			h.stopped = true
 			ev.Stop = true
 		default:
 			die(exitParentGone, "unexpected %s frame from the parent", f.Type)
 		}
-		h.mu.Lock()
 		h.events = append(h.events, ev)
-		h.mu.Unlock()
-		select {
-		case h.wake <- struct{}{}:
-		default:
+	}
+}
+
+// recv reads once from the socket into h.in, blocking or not. A parent that
+// closed the socket ends the process: there is nobody left to report to.
+func (h *childHost) recv(block bool) {
+	flags := unix.MSG_DONTWAIT
+	if block {
+		flags = 0
+	}
+	if h.rbuf == nil {
+		h.rbuf = make([]byte, 64<<10)
+	}
+	n, _, err := unix.Recvfrom(h.fd, h.rbuf, flags)
+	switch {
+	case err == unix.EAGAIN || err == unix.EINTR:
+		return
+	case err != nil:
+		die(exitParentGone, "read from parent: %v", err)
+	case n == 0:
+		exit(exitParentGone)
+	}
+	h.in = append(h.in, h.rbuf[:n]...)
+}
+
+// next takes the next whole frame off h.in; when a frame has begun, it reads
+// the rest of it at once. The frame does not alias h.in.
+func (h *childHost) next() (wire.Frame, bool) {
+	f, used, need, err := wire.Split(h.in, h.max)
+	if err != nil {
+		die(exitParentGone, "frame from parent: %v", err)
+	}
+	if used == 0 && need > len(h.in) {
+		h.fill(need) // the parent is sending it: a large result or start
+		f, used, _, err = wire.Split(h.in, h.max)
+		if err != nil {
+			die(exitParentGone, "frame from parent: %v", err)
 		}
 	}
+	if used == 0 {
+		return wire.Frame{}, false
+	}
+	// The frame keeps aliasing these bytes: the rest goes to a new buffer.
+	h.in = append([]byte(nil), h.in[used:]...)
+	return f, true
+}
+
+// fill reads, blocking, until h.in holds need bytes: the rest of a frame the
+// parent has begun to send.
+func (h *childHost) fill(need int) {
+	b := make([]byte, len(h.in), need)
+	copy(b, h.in)
+	for len(b) < need {
+		n, err := unix.Read(h.fd, b[len(b):need])
+		if err == unix.EINTR || err == unix.EAGAIN {
+			continue
+		}
+		if err != nil || n == 0 {
+			exit(exitParentGone)
+		}
+		b = b[:len(b)+n]
+	}
+	h.in = b
 }

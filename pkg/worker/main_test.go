@@ -53,12 +53,12 @@ func echoCall(_ context.Context, c Call) Outcome {
 
 // runProgram runs code in a real worker of this binary, with a watchdog that
 // names the guard that failed to end the run.
-func runProgram(t *testing.T, req Request) *Ending {
+func runProgram(t testing.TB, req Request) *Ending {
 	t.Helper()
 	return runWith(t, testConfig(""), req)
 }
 
-func runWith(t *testing.T, cfg Config, req Request) *Ending {
+func runWith(t testing.TB, cfg Config, req Request) *Ending {
 	t.Helper()
 	if req.Catalog == nil {
 		req.Catalog = testCatalog

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 	"unicode/utf8"
 
@@ -25,6 +24,10 @@ type Config struct {
 	// Grace is how long a worker has to end after a stop, and to exit after
 	// its end, before its process group is killed. Zero is wire.StopGrace.
 	Grace time.Duration
+	// Spares is how many fresh workers a Launcher keeps spawned ahead of
+	// need (0 to MaxSpares). The package-level Start and Execute spawn per
+	// run and ignore it.
+	Spares int
 }
 
 // handshakeTimeout bounds the wait for a worker's hello: far above a cold
@@ -93,42 +96,15 @@ type Run struct {
 	ending *Ending
 }
 
-// Start validates req, spawns a worker and starts supervising it. The run
-// ends by itself (with its ending), on Stop, or when ctx is cancelled (as a
-// stop). Errors wrap ErrBadRequest (nothing was spawned) or ErrSpawn.
+// Start starts one run in a freshly spawned worker: NewLauncher without
+// spares, then Launcher.Start. See Launcher.Start.
 func Start(ctx context.Context, cfg Config, req Request) (*Run, error) {
-	limits, err := req.Limits.Normalize()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
-	}
-	req.Limits = limits
-	if err := checkRequest(&req); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
-	}
-	if req.RunID == "" {
-		req.RunID = NewRunID()
-	}
-	if len(cfg.Command) == 0 {
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("%w: find own executable: %v", ErrSpawn, err)
-		}
-		cfg.Command = []string{exe, "--worker-fd", "3"}
-	}
-	if cfg.Grace <= 0 {
-		cfg.Grace = wire.StopGrace
-	}
-	p, err := spawn(cfg.Command, cfg.TempDir)
+	cfg.Spares = 0
+	l, err := NewLauncher(cfg)
 	if err != nil {
 		return nil, err
 	}
-	r := &Run{id: req.RunID, pid: p.cmd.Process.Pid, stopc: make(chan string, 1), done: make(chan struct{})}
-	s := newSupervisor(ctx, cfg, req, p, r.stopc)
-	go func() {
-		r.ending = s.run()
-		close(r.done)
-	}()
-	return r, nil
+	return l.Start(ctx, req)
 }
 
 // Execute runs one program to its ending: Start, then Wait.

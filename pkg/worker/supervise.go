@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/run-js-server/run-js-server/pkg/wire"
@@ -18,19 +19,27 @@ const stderrTail = 4 << 10
 // cannot be caught; only a process stuck in the kernel outlives this.
 const exitWait = 5 * time.Second
 
-type frameEvent struct {
-	f   wire.Frame
-	err error
+// drainWait bounds reading what an exited worker left in its socket.
+const drainWait = time.Second
+
+// lifeEvent is what the reader tells the supervising goroutine: the end
+// frame arrived, a rule was broken, or the stream ended.
+type lifeEvent struct {
+	end       *endMsg
+	violation *Violation
+	readErr   error
 }
 
-type callDone struct {
-	id uint64
-	o  Outcome
-}
-
-// supervisor is the parent's side of one run. Its run method is the only
-// goroutine that touches its state; the reader, the writer, the exit waiter,
-// the stderr drain and the call goroutines talk to it through channels.
+// supervisor is the parent's side of one run.
+//
+// Who owns what: run (one goroutine) owns the process's lifecycle: the
+// timers, stop, kill, the verdict and the reaping. The reader goroutine reads
+// every frame, checks it and, for a call, starts a goroutine that performs it
+// and writes its result straight back; that is the hot path, one hop from
+// the socket to the handler and back. The protocol state they share (checker,
+// ledger, output) sits under mu, which is held briefly and never across I/O.
+// Writes to the worker are serialized by wmu and bounded by the hard
+// deadline.
 type supervisor struct {
 	ctx   context.Context
 	cfg   Config
@@ -42,41 +51,41 @@ type supervisor struct {
 	deadline time.Time // the run's deadline
 	hard     time.Time // deadline + grace: the parent's own, enforced by SIGKILL
 
-	frames  chan frameEvent
-	results chan callDone
-	exited  chan error
-	outq    chan []byte
-	quit    chan struct{}
-	stderr  chan string
+	events chan lifeEvent
+	exited chan error
+	stderr chan string
 
 	callCtx     context.Context
 	cancelCalls context.CancelFunc
 
-	check      *checker
-	ledger     *ledger
-	output     *Output
+	mu      sync.Mutex
+	check   *checker
+	ledger  *ledger
+	output  *Output
+	live    bool // results and output still go through: no end, stop or kill yet
+	dropped int  // calls made after a stop: never sent
+
+	wmu sync.Mutex
+
+	// Owned by run.
 	end        *endMsg
 	verdict    *Ending
-	stopping   bool
 	killed     bool
 	exitedSeen bool // the process has exited (not yet reaped)
-	readDone   bool // the reader hit the end of the stream or an error
-	dropped    int  // calls made after a stop: never sent
+	readDone   bool // the reader has stopped
 }
 
 func newSupervisor(ctx context.Context, cfg Config, req Request, p *proc, stopc <-chan string) *supervisor {
 	s := &supervisor{
 		ctx: ctx, cfg: cfg, req: req, p: p, stopc: stopc,
 		started: time.Now(),
-		frames:  make(chan frameEvent),
-		results: make(chan callDone, req.Limits.MaxInFlight),
+		events:  make(chan lifeEvent, 4), // the reader sends at most end, a violation and its last error
 		exited:  make(chan error, 1),
-		outq:    make(chan []byte, req.Limits.MaxInFlight+2),
-		quit:    make(chan struct{}),
 		stderr:  make(chan string, 1),
 		check:   newChecker(req.RunID, req.Limits, req.Catalog),
 		ledger:  newLedger(),
 		output:  NewOutput(wire.OutputHeadChars, wire.OutputTailChars),
+		live:    true,
 	}
 	s.deadline = s.started.Add(req.Limits.Timeout())
 	s.hard = s.deadline.Add(cfg.Grace)
@@ -88,9 +97,9 @@ func newSupervisor(ctx context.Context, cfg Config, req Request, p *proc, stopc 
 // returns the ending. Every wait in it is bounded by a timer.
 func (s *supervisor) run() *Ending {
 	defer s.cancelCalls()
+	// Both deadlines are fixed for the run: set once, not per frame.
 	_ = s.p.conn.SetReadDeadline(s.hard.Add(s.cfg.Grace))
-	go s.read()
-	go s.write()
+	_ = s.p.conn.SetWriteDeadline(s.hard)
 	go s.wait()
 	go s.drainStderr()
 
@@ -101,36 +110,36 @@ func (s *supervisor) run() *Ending {
 		Catalog:  s.req.Catalog,
 		Input:    s.req.Input,
 	}
-	if buf, err := wire.AppendFrame(nil, wire.TypeStart, start, []byte(s.req.Code)); err != nil {
+	buf, err := wire.AppendFrame(nil, wire.TypeStart, start, []byte(s.req.Code))
+	if err != nil {
 		s.crash(RuleUnexpected, fmt.Sprintf("cannot encode the start frame: %v", err))
 	} else {
-		s.outq <- buf
+		// Taken here so the start goes out before any result can.
+		s.wmu.Lock()
+		go s.writeLocked(buf)
 	}
+	go s.read()
 
 	handshake := time.NewTimer(handshakeTimeout)
 	defer handshake.Stop()
 	hard := time.NewTimer(time.Until(s.hard))
 	defer hard.Stop()
-	var grace <-chan time.Time
+	var grace, stuck, drain <-chan time.Time
 	ctxDone := s.ctx.Done()
 
-	var stuck, drain <-chan time.Time
-loop:
-	for {
+	for !(s.exitedSeen && s.readDone) {
 		select {
-		case ev := <-s.frames:
-			s.onFrame(ev)
-		case d := <-s.results:
-			s.onResult(d)
+		case ev := <-s.events:
+			s.onEvent(ev)
 		case <-s.exited:
 			// Frames it wrote before exiting may still be in the socket:
 			// read them to the end (the whole group is dead now, so the
 			// stream ends), within a bound.
 			s.exitedSeen = true
 			killGroup(s.p.cmd.Process.Pid)
-			drain = time.After(time.Second)
+			drain = time.After(drainWait)
 		case <-drain:
-			break loop
+			s.readDone = true
 		case <-stuck:
 			// SIGKILL did not end it: stuck in the kernel. Give up waiting;
 			// a goroutine reaps it whenever it goes.
@@ -139,7 +148,10 @@ loop:
 			go s.p.cmd.Wait()
 			return s.finish(false)
 		case <-handshake.C:
-			if !s.check.hello {
+			s.mu.Lock()
+			hello := s.check.hello
+			s.mu.Unlock()
+			if !hello {
 				s.crash(RuleNoHandshake, fmt.Sprintf("no hello within %s of spawning", handshakeTimeout))
 			}
 		case <-hard.C:
@@ -150,12 +162,14 @@ loop:
 			}})
 			s.kill()
 		case reason := <-s.stopc:
-			s.stop(reason)
-			grace = time.After(s.cfg.Grace)
+			if s.stop(reason) {
+				grace = time.After(s.cfg.Grace)
+			}
 		case <-ctxDone:
 			ctxDone = nil
-			s.stop("the caller cancelled the run")
-			grace = time.After(s.cfg.Grace)
+			if s.stop("the caller cancelled the run") {
+				grace = time.After(s.cfg.Grace)
+			}
 		case <-grace:
 			grace = nil
 			if s.end == nil {
@@ -166,9 +180,6 @@ loop:
 			}
 			s.kill()
 		}
-		if s.exitedSeen && s.readDone {
-			break
-		}
 		if s.killed && stuck == nil && !s.exitedSeen {
 			stuck = time.After(exitWait)
 		}
@@ -178,6 +189,30 @@ loop:
 		}
 	}
 	return s.finish(true)
+}
+
+func (s *supervisor) onEvent(ev lifeEvent) {
+	switch {
+	case ev.end != nil:
+		s.end = ev.end
+		e := &Ending{Status: ev.end.Status, Error: ev.end.Error, PeakMemoryKiB: ev.end.PeakRSSKiB}
+		if ev.end.Status == wire.StatusReturned {
+			e.Value = ev.end.Value
+		}
+		s.decide(e)
+	case ev.violation != nil:
+		s.crash(ev.violation.Rule, ev.violation.Detail)
+	case ev.readErr != nil:
+		s.readDone = true
+		if ev.readErr == io.EOF || s.killed {
+			return // the worker closed its socket (its exit follows), or we killed it
+		}
+		if v := readError(ev.readErr); v != nil {
+			s.crash(v.Rule, v.Detail)
+		} else if s.end == nil {
+			s.crash(RuleUndecodable, ev.readErr.Error())
+		}
+	}
 }
 
 // decide sets the run's ending, once; only a crash may replace an ending the
@@ -198,113 +233,149 @@ func (s *supervisor) crash(rule Rule, detail string) {
 	s.kill()
 }
 
-// kill sends SIGKILL to the worker's process group. The exit waiter then
-// reports the exit, and finish reaps.
+// kill sends SIGKILL to the worker's process group, once. The exit waiter
+// then reports the exit, and finish reaps.
 func (s *supervisor) kill() {
 	if !s.killed {
 		s.killed = true
+		s.setLive(false)
 		killGroup(s.p.cmd.Process.Pid)
 	}
 }
 
-func (s *supervisor) stop(reason string) {
-	if s.stopping || s.end != nil || s.killed {
-		return
+func (s *supervisor) setLive(v bool) {
+	s.mu.Lock()
+	s.live = v
+	s.mu.Unlock()
+}
+
+// stop sends the worker a stop frame, once, unless the run already ended. It
+// reports whether it did.
+func (s *supervisor) stop(reason string) bool {
+	s.mu.Lock()
+	live := s.live
+	s.live = false
+	s.mu.Unlock()
+	if !live || s.end != nil || s.killed {
+		return false
 	}
-	s.stopping = true
 	s.cancelCalls()
-	buf, err := wire.AppendFrame(nil, wire.TypeStop, wire.Stop{Reason: reason}, nil)
-	if err == nil {
-		s.outq <- buf // room: outq holds MaxInFlight results, start and one stop
+	if buf, err := wire.AppendFrame(nil, wire.TypeStop, wire.Stop{Reason: reason}, nil); err == nil {
+		go s.write(buf) // never block the lifecycle on the worker's socket
+	}
+	return true
+}
+
+// read is the reader goroutine: it reads and checks every frame from the
+// worker until the stream ends, breaks, or breaks a rule.
+func (s *supervisor) read() {
+	r := wire.NewReader(s.p.conn, wire.MaxWorkerFrame)
+	for {
+		f, err := r.Next()
+		if err != nil {
+			s.events <- lifeEvent{readErr: err}
+			return
+		}
+		if v := s.onFrame(f); v != nil {
+			s.events <- lifeEvent{violation: v}
+			return
+		}
 	}
 }
 
-func (s *supervisor) onFrame(ev frameEvent) {
-	if ev.err != nil {
-		s.readDone = true
-		if ev.err == io.EOF {
-			return // the worker closed its socket: its exit follows
-		}
-		if v := readError(ev.err); v != nil {
-			s.crash(v.Rule, v.Detail)
-			return
-		}
-		if s.end == nil && !s.killed {
-			s.crash(RuleUndecodable, ev.err.Error())
-		}
-		return
-	}
-	msg, v := s.check.check(ev.f)
+// onFrame checks one frame and acts on it: a call starts its goroutine,
+// output is kept, the end is handed to run.
+func (s *supervisor) onFrame(f wire.Frame) *Violation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	msg, v := s.check.check(f)
 	if v != nil {
-		s.crash(v.Rule, v.Detail)
-		return
+		return v
 	}
 	switch m := msg.(type) {
 	case *callMsg:
-		if s.stopping || s.killed {
+		if !s.live {
 			s.dropped++
 			s.check.answered()
-			return
+			return nil
 		}
 		s.ledger.add(m.Call, m.Args)
-		call := Call{RunID: m.RunID, ID: m.ID, Server: m.Server, Tool: m.Tool, Args: m.Args}
-		fn := s.req.Call
-		if fn == nil {
-			fn = refuseAll
-		}
-		go func() { s.results <- callDone{id: call.ID, o: fn(s.callCtx, call)} }()
+		go s.perform(Call{RunID: m.RunID, ID: m.ID, Server: m.Server, Tool: m.Tool, Args: m.Args})
 	case *outputMsg:
-		if s.stopping {
-			return
+		if !s.live {
+			return nil
 		}
 		if m.Skip > 0 {
 			s.output.Skip(int(m.Skip))
 		}
 		s.output.Append(string(m.Text))
 	case *endMsg:
-		s.end = m
+		s.live = false
 		s.cancelCalls()
-		e := &Ending{Status: m.Status, Error: m.Error, PeakMemoryKiB: m.PeakRSSKiB}
-		if m.Status == wire.StatusReturned {
-			e.Value = m.Value
-		}
-		s.decide(e)
+		s.events <- lifeEvent{end: m}
 	}
+	return nil
 }
 
 func refuseAll(_ context.Context, c Call) Outcome {
 	return Refuse(wire.CodeUnknownTool, fmt.Sprintf("tools.%s.%s: no tool answers calls in this run", c.Server, c.Tool))
 }
 
-// onResult hands a call's outcome to the worker, after checking it.
-func (s *supervisor) onResult(d callDone) {
-	if s.end != nil || s.stopping || s.killed || !time.Now().Before(s.deadline) {
-		// The program will never see it (past the deadline, the worker is
-		// ending the run as timed out); the ledger keeps it in flight.
-		return
+// perform runs one call's handler and writes its checked outcome to the
+// worker, unless the run has moved on (ended, stopping, past its deadline:
+// then the program never sees it and the ledger keeps it in flight).
+func (s *supervisor) perform(c Call) {
+	fn := s.req.Call
+	if fn == nil {
+		fn = refuseAll
 	}
-	o := d.o
-	switch o.Kind {
-	case wire.OutcomeOK:
-		if err := s.req.Limits.CheckResult(o.Result); errors.Is(err, wire.ErrTooLarge) {
-			o = Fail(wire.CodeResultTooLarge, "the call took effect, but its result cannot enter the program: "+err.Error())
-		} else if err != nil {
-			o = Fail(wire.CodeCallFailed, "the call was sent, but the answer is unusable: "+err.Error())
-		}
-	case wire.OutcomeRefused, wire.OutcomeFailed:
-		o.Result = nil
-	default:
-		o = Fail(wire.CodeCallFailed, fmt.Sprintf("the call's handler returned an unknown outcome %s", quote(o.Kind)))
-	}
-	hdr := wire.Result{ID: d.id, Outcome: o.Kind, Code: o.Code, Message: o.Message, Matches: o.Matches}
+	o := checkOutcome(fn(s.callCtx, c), s.req.Limits)
+	hdr := wire.Result{ID: c.ID, Outcome: o.Kind, Code: o.Code, Message: o.Message, Matches: o.Matches}
 	buf, err := wire.AppendFrame(nil, wire.TypeResult, hdr, o.Result)
 	if err != nil {
 		o = Fail(wire.CodeCallFailed, "the result could not be framed: "+err.Error())
-		buf, _ = wire.AppendFrame(nil, wire.TypeResult, wire.Result{ID: d.id, Outcome: o.Kind, Code: o.Code, Message: o.Message}, nil)
+		buf, _ = wire.AppendFrame(nil, wire.TypeResult, wire.Result{ID: c.ID, Outcome: o.Kind, Code: o.Code, Message: o.Message}, nil)
 	}
-	s.ledger.answer(d.id, o)
+	s.mu.Lock()
+	if !s.live || !time.Now().Before(s.deadline) {
+		s.mu.Unlock()
+		return
+	}
+	s.ledger.answer(c.ID, o)
 	s.check.answered()
-	s.outq <- buf // room: one slot per call in flight
+	s.mu.Unlock()
+	s.write(buf)
+}
+
+// checkOutcome makes sure what reaches a program is what the protocol
+// promises: a result is a JSON object within the result caps.
+func checkOutcome(o Outcome, l wire.Limits) Outcome {
+	switch o.Kind {
+	case wire.OutcomeOK:
+		if err := l.CheckResult(o.Result); errors.Is(err, wire.ErrTooLarge) {
+			return Fail(wire.CodeResultTooLarge, "the call took effect, but its result cannot enter the program: "+err.Error())
+		} else if err != nil {
+			return Fail(wire.CodeCallFailed, "the call was sent, but the answer is unusable: "+err.Error())
+		}
+		return o
+	case wire.OutcomeRefused, wire.OutcomeFailed:
+		o.Result = nil
+		return o
+	}
+	return Fail(wire.CodeCallFailed, fmt.Sprintf("the call's handler returned an unknown outcome %s", quote(o.Kind)))
+}
+
+// write writes one frame to the worker, bounded by the hard deadline. A
+// failed write is dropped: the worker is gone or not reading, and its exit or
+// the deadline ends the run.
+func (s *supervisor) write(buf []byte) {
+	s.wmu.Lock()
+	s.writeLocked(buf)
+}
+
+func (s *supervisor) writeLocked(buf []byte) {
+	defer s.wmu.Unlock()
+	_, _ = s.p.conn.Write(buf)
 }
 
 // finish runs after the worker exited: it sweeps the process group, reaps,
@@ -314,10 +385,9 @@ func (s *supervisor) finish(exited bool) *Ending {
 	if exited {
 		killGroup(s.p.cmd.Process.Pid) // strays of the group, if any; harmless when empty
 		_ = s.p.cmd.Wait()             // reaps; returns at once, the process has exited
-		how = "the worker " + s.p.cmd.ProcessState.String()
+		how = "the worker ended: " + s.p.cmd.ProcessState.String()
 	}
-	close(s.quit)
-	close(s.outq)
+	s.setLive(false)
 	s.p.conn.Close()
 	var stderr string
 	select {
@@ -343,6 +413,8 @@ func (s *supervisor) finish(exited bool) *Ending {
 	if len(e.Value) == 0 {
 		e.Value = []byte("null")
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	neverSent := s.dropped
 	if s.end != nil && e.Status != wire.StatusCrashed {
 		s.ledger.unseen(s.end.Unsettled)
@@ -353,39 +425,6 @@ func (s *supervisor) finish(exited bool) *Ending {
 	e.Output = OutputText{Text: text, CutChars: cut}
 	e.DurationMs = time.Since(s.started).Milliseconds()
 	return e
-}
-
-// read is the reader goroutine: it reads frames until the stream ends or
-// breaks, and hands each to run. It stops when run is done.
-func (s *supervisor) read() {
-	r := wire.NewReader(s.p.conn, wire.MaxWorkerFrame)
-	for {
-		f, err := r.Next()
-		select {
-		case s.frames <- frameEvent{f, err}:
-		case <-s.quit:
-			return
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
-// write is the writer goroutine: it writes queued frames, each bounded by the
-// run's hard deadline. After a failed write it drops the rest: the worker is
-// gone or not reading, and its exit or the deadline ends the run.
-func (s *supervisor) write() {
-	failed := false
-	for buf := range s.outq {
-		if failed {
-			continue
-		}
-		_ = s.p.conn.SetWriteDeadline(s.hard)
-		if _, err := s.p.conn.Write(buf); err != nil {
-			failed = true
-		}
-	}
 }
 
 // wait is the exit waiter: it reports the worker's exit without reaping it,

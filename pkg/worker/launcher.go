@@ -1,0 +1,174 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/run-js-server/run-js-server/pkg/wire"
+)
+
+// MaxSpares bounds Config.Spares: each spare is an idle process of a few MiB.
+const MaxSpares = 8
+
+// Launcher starts runs. With Config.Spares > 0 it keeps that many fresh
+// worker processes already spawned and initialised, blocked on reading their
+// start frame, so that a run does not wait for exec and the Go runtime's
+// start. A spare is never reused: each run takes one process that nothing
+// ran in before, and a replacement is spawned behind it.
+//
+// A Launcher is safe for concurrent use. Close kills the spares.
+type Launcher struct {
+	cfg Config
+
+	mu      sync.Mutex
+	spares  []*proc
+	filling int // replacements being spawned
+	closed  bool
+}
+
+// ErrClosed: the Launcher was closed.
+var ErrClosed = errors.New("launcher closed")
+
+// NewLauncher returns a Launcher for cfg and starts filling its spares.
+func NewLauncher(cfg Config) (*Launcher, error) {
+	if len(cfg.Command) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("%w: find own executable: %v", ErrSpawn, err)
+		}
+		cfg.Command = []string{exe, "--worker-fd", "3"}
+	}
+	if strings.ContainsRune(cfg.Command[0], filepath.Separator) && !filepath.IsAbs(cfg.Command[0]) {
+		// The worker starts in its private directory: a relative path
+		// would be resolved from there.
+		abs, err := filepath.Abs(cfg.Command[0])
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrSpawn, err)
+		}
+		cfg.Command = append([]string{abs}, cfg.Command[1:]...)
+	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = wire.StopGrace
+	}
+	if cfg.Spares < 0 || cfg.Spares > MaxSpares {
+		return nil, fmt.Errorf("%w: spares %d; allowed 0 to %d", ErrBadRequest, cfg.Spares, MaxSpares)
+	}
+	l := &Launcher{cfg: cfg}
+	l.refill()
+	return l, nil
+}
+
+// Start validates req, takes a spare worker (or spawns one) and starts
+// supervising it. The run ends by itself (with its ending), on Stop, or when
+// ctx is cancelled (as a stop). Errors wrap ErrBadRequest (nothing was
+// spawned), ErrSpawn or ErrClosed.
+func (l *Launcher) Start(ctx context.Context, req Request) (*Run, error) {
+	limits, err := req.Limits.Normalize()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
+	}
+	req.Limits = limits
+	if err := checkRequest(&req); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
+	}
+	if req.RunID == "" {
+		req.RunID = NewRunID()
+	}
+	p, err := l.take()
+	if err != nil {
+		return nil, err
+	}
+	r := &Run{id: req.RunID, pid: p.cmd.Process.Pid, stopc: make(chan string, 1), done: make(chan struct{})}
+	s := newSupervisor(ctx, l.cfg, req, p, r.stopc)
+	go func() {
+		r.ending = s.run()
+		close(r.done)
+		l.refill()
+	}()
+	return r, nil
+}
+
+// take returns a live spare, or a freshly spawned worker when none is ready,
+// and starts a replacement.
+func (l *Launcher) take() (*proc, error) {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil, ErrClosed
+	}
+	var p *proc
+	for len(l.spares) > 0 && p == nil {
+		p = l.spares[0]
+		l.spares = l.spares[1:]
+		if !p.alive() {
+			go p.discard() // died while waiting (killed from outside): reap it elsewhere
+			p = nil
+		}
+	}
+	l.mu.Unlock()
+	if p != nil {
+		return p, nil
+	}
+	return spawn(l.cfg.Command, l.cfg.TempDir)
+}
+
+// refill spawns replacements, in the background, until spares and spawns in
+// progress reach cfg.Spares.
+func (l *Launcher) refill() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for !l.closed && len(l.spares)+l.filling < l.cfg.Spares {
+		l.filling++
+		go func() {
+			p, err := spawn(l.cfg.Command, l.cfg.TempDir)
+			l.mu.Lock()
+			l.filling--
+			if err == nil && !l.closed {
+				l.spares = append(l.spares, p)
+				p = nil
+			}
+			l.mu.Unlock()
+			if p != nil {
+				p.discard()
+			}
+			// A failed spawn is not retried here: the next Start spawns
+			// directly and reports the error to its caller.
+		}()
+	}
+}
+
+// Close kills and reaps the spares. Runs already started go on. Later Starts
+// fail with ErrClosed. Close may be called more than once.
+func (l *Launcher) Close() {
+	l.mu.Lock()
+	l.closed = true
+	spares := l.spares
+	l.spares = nil
+	l.mu.Unlock()
+	for _, p := range spares {
+		p.discard()
+	}
+}
+
+// alive reports whether a spare's process is still running, without reaping.
+func (p *proc) alive() bool {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_PID, p.cmd.Process.Pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	return err == nil && info.Signo == 0
+}
+
+// discard kills an unused worker's group, reaps it and removes its directory.
+func (p *proc) discard() {
+	killGroup(p.cmd.Process.Pid)
+	_ = p.cmd.Wait()
+	p.conn.Close()
+	p.stderr.Close()
+	_ = removeAll(p.dir)
+}
