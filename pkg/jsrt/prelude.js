@@ -337,7 +337,7 @@
       return;
     }
     if (e === null) {
-      host.finish('threw', 'null', 'the program threw null', '', 1);
+      host.finish('threw', 'NonError', 'the program threw null', '', 1);
       return;
     }
     let text;

@@ -286,7 +286,7 @@ func (l *loop) stopped() Ending {
 func (l *loop) outOfMemory(detail string) Ending {
 	return Ending{Status: wire.StatusOutOfMemory, Error: &wire.ErrorInfo{
 		Name:    "OutOfMemory",
-		Message: fmt.Sprintf("the program ran out of its memory limit of %s: %s", mib(l.spec.Limits.MemoryBytes), detail),
+		Message: fmt.Sprintf("the program exceeded its memory limit of %s: %s", mib(l.spec.Limits.MemoryBytes), detail),
 	}}
 }
 

@@ -35,7 +35,7 @@ var intrinsics = []intrinsic{
 	{"BigInt", quickjs.WithBigInt, false, "already in BaseObjects; adding it again leaks a prototype and makes rt.Close abort"},
 	{"WeakRef", quickjs.WithWeakRef, false, "finalizers would run host-scheduled code after the program thinks it is done"},
 	{"Performance", quickjs.WithPerformance, false, "a high-resolution clock beyond Date"},
-	{"DOMException", quickjs.WithDOMException, false, "not part of the promised API"},
+	{"DOMException", quickjs.WithDOMException, true, "atob and btoa throw it; AToB brings it in any case"},
 }
 
 // newRuntime builds a runtime with every unsafe default of the binding set

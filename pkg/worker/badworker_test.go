@@ -42,6 +42,16 @@ func badWorker(mode string) {
 	switch mode {
 	case "ping-pong":
 		pingPong(1000)
+	case "echo-bytes":
+		// The floor of a round trip: blocking read, write back, nothing else.
+		b := make([]byte, 64)
+		for {
+			n, err := syscall.Read(WorkerFD, b)
+			if err != nil || n == 0 {
+				exit(0)
+			}
+			_, _ = syscall.Write(WorkerFD, b[:n])
+		}
 	case "garbage":
 		_, _ = f.Write([]byte(strings.Repeat("this is not a frame\n", 100)))
 		hang()

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"io"
 	"testing"
 	"time"
 
@@ -28,5 +29,25 @@ func BenchmarkParentRoundTrip(b *testing.B) {
 			b.Fatalf("ended %s after %d calls", e.Status, n)
 		}
 		b.ReportMetric(float64(last.Sub(first).Microseconds())/999, "µs/call")
+	}
+}
+
+// BenchmarkIPCFloor is the floor under BenchmarkParentRoundTrip: a worker
+// process spawned the same way echoes 4 bytes; the parent writes and reads
+// them back on the same netpoll socket, with no frames, goroutines or checks.
+func BenchmarkIPCFloor(b *testing.B) {
+	p, err := spawn(testConfig("echo-bytes").Command, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.discard()
+	buf := make([]byte, 4)
+	for b.Loop() {
+		if _, err := p.conn.Write([]byte("ping")); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := io.ReadFull(p.conn, buf); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -18,6 +18,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if len(os.Args) >= 2 && os.Args[1] == "--parent-of-worker" {
+		parentOfWorker()
+	}
 	if len(os.Args) >= 3 && os.Args[1] == "--worker-fd" {
 		if len(os.Args) >= 5 && os.Args[3] == "--mode" {
 			badWorker(os.Args[4])

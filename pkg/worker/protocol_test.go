@@ -3,7 +3,9 @@ package worker
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -231,5 +233,52 @@ func TestWorkerHoldsOnlyItsSocket(t *testing.T) {
 		if n > WorkerFD && !strings.Contains(fd, "anon_inode:[event") {
 			t.Errorf("worker holds descriptor %s (all: %v)", fd, fds)
 		}
+	}
+}
+
+// parentOfWorker is a parent process for TestWorkerDiesWithItsParent: it
+// starts a worker in an endless loop, prints its pid, and waits to be killed.
+func parentOfWorker() {
+	r, err := Start(context.Background(), testConfig(""), Request{Code: `while (true) {}`, Limits: wire.Limits{TimeoutMs: 60_000}})
+	if err != nil {
+		os.Exit(5)
+	}
+	fmt.Println(r.PID())
+	time.Sleep(time.Minute)
+	os.Exit(0)
+}
+
+// TestWorkerDiesWithItsParent kills a parent with SIGKILL (no chance to clean
+// up) and checks that its worker, busy in a loop, does not outlive it.
+func TestWorkerDiesWithItsParent(t *testing.T) {
+	t.Parallel()
+	parent := exec.Command(os.Args[0], "--parent-of-worker")
+	out, err := parent.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := parent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer parent.Wait()
+	var pid int
+	if _, err := fmt.Fscan(out, &pid); err != nil {
+		parent.Process.Kill()
+		t.Fatalf("parent did not report its worker: %v", err)
+	}
+	time.Sleep(100 * time.Millisecond) // the worker is in its loop
+	if processGone(pid) {
+		t.Fatal("the worker is gone before its parent died")
+	}
+	if err := parent.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for !processGone(pid) {
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("worker %d outlived its parent by 3 s: neither the parent-death signal nor the socket's end stopped it", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

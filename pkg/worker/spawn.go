@@ -73,6 +73,10 @@ func spawn(command []string, tempDir string) (p *proc, err error) {
 	cmd.Stdout = nil // /dev/null: the socket carries everything
 	cmd.Stderr = stderrW
 	cmd.ExtraFiles = []*os.File{childEnd}
+	// Pdeathsig fires when the spawning *thread* exits (golang/go#27505), not
+	// only the process: never spawn from a goroutine that locks its thread
+	// and then exits. Go's own threads do not exit otherwise. The worker
+	// also exits at its socket's EOF, which covers the parent's death too.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%w: start %s: %v", ErrSpawn, command[0], err)

@@ -1,0 +1,125 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/run-js-server/run-js-server/pkg/wire"
+)
+
+func newTestLauncher(t *testing.T, spares int) *Launcher {
+	t.Helper()
+	cfg := testConfig("")
+	cfg.Spares = spares
+	l, err := NewLauncher(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.Close)
+	return l
+}
+
+// waitSpares waits until the launcher holds n spares.
+func waitSpares(t *testing.T, l *Launcher, n int) []int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		l.mu.Lock()
+		var pids []int
+		for _, p := range l.spares {
+			pids = append(pids, p.cmd.Process.Pid)
+		}
+		l.mu.Unlock()
+		if len(pids) == n {
+			return pids
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("launcher holds %d spares after 10s, want %d: refilling failed", len(pids), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestSparesAreNeverReused: every run gets a process nothing ran in before,
+// whether it came from the spares or not.
+func TestSparesAreNeverReused(t *testing.T) {
+	l := newTestLauncher(t, 2)
+	spares := waitSpares(t, l, 2)
+	seen := map[int]bool{}
+	for i := 0; i < 6; i++ {
+		r, err := l.Start(context.Background(), Request{Code: `globalThis.mark = (globalThis.mark || 0) + 1; return mark`, Catalog: testCatalog})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := r.Wait()
+		wantStatus(t, e, wire.StatusReturned)
+		if string(e.Value) != "1" {
+			t.Fatalf("run %d saw state of an earlier run: mark = %s", i, e.Value)
+		}
+		if seen[r.PID()] {
+			t.Fatalf("pid %d ran two programs", r.PID())
+		}
+		seen[r.PID()] = true
+	}
+	if !seen[spares[0]] {
+		t.Errorf("the first run did not take the first spare (pid %d); runs used %v", spares[0], seen)
+	}
+}
+
+// TestDeadSpareIsSkipped: a spare killed from outside is not handed a run.
+func TestDeadSpareIsSkipped(t *testing.T) {
+	l := newTestLauncher(t, 1)
+	pids := waitSpares(t, l, 1)
+	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	e, err := l.Start(context.Background(), Request{Code: `return 2`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e.Wait()
+	wantStatus(t, r, wire.StatusReturned)
+	if e.PID() == pids[0] {
+		t.Fatal("the run was given the dead spare")
+	}
+}
+
+func TestLauncherClose(t *testing.T) {
+	l := newTestLauncher(t, 2)
+	pids := waitSpares(t, l, 2)
+	l.Close()
+	l.Close() // a second Close does nothing
+	for _, pid := range pids {
+		deadline := time.Now().Add(5 * time.Second)
+		for !processGone(pid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("spare %d still alive after Close", pid)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if _, err := l.Start(context.Background(), Request{Code: "1"}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Start after Close: %v, want ErrClosed", err)
+	}
+}
+
+func TestLauncherConfig(t *testing.T) {
+	for _, n := range []int{-1, MaxSpares + 1} {
+		if _, err := NewLauncher(Config{Spares: n}); err == nil {
+			t.Errorf("Spares %d accepted", n)
+		}
+	}
+	// A relative command is resolved before the worker starts in its own
+	// private directory.
+	l, err := NewLauncher(Config{Command: []string{"./worker-binary", "--worker-fd", "3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.cfg.Command[0][0] != '/' {
+		t.Fatalf("command %q was not made absolute", l.cfg.Command[0])
+	}
+}
