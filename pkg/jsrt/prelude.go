@@ -51,7 +51,7 @@ func orNull(m json.RawMessage) json.RawMessage {
 }
 
 // prelude runs the prelude's function with the host functions. It returns
-// the {start, settle} object.
+// the {start, resolve, fail} object.
 func (l *loop) prelude(factory *quickjs.Value) (*quickjs.Value, error) {
 	ctx := l.ctx
 	defer factory.Free()
@@ -125,8 +125,10 @@ func (l *loop) prelude(factory *quickjs.Value) (*quickjs.Value, error) {
 // went to the parent, or "code\nmessage" when it was refused here.
 func (l *loop) jsSend(c *quickjs.Context, _ *quickjs.Value, args []*quickjs.Value) *quickjs.Value {
 	id := uint64(argInt(args, 0))
-	server, tool := jsString(arg(args, 1)), jsString(arg(args, 2))
-	// JSON.stringify escapes NUL, so the binding's NUL-terminated ToString is exact here.
+	// Names come from the catalog (the parent refuses names with NUL) and
+	// JSON.stringify escapes NUL, so the binding's NUL-terminated ToString is
+	// exact for all three.
+	server, tool := argString(args, 1), argString(args, 2)
 	payload := []byte(argString(args, 3))
 	refuse := func(code, msg string) *quickjs.Value {
 		return c.NewString(code + "\n" + "tools." + server + "." + tool + ": " + msg + "; nothing was sent")

@@ -1,6 +1,6 @@
 // The prelude: evaluated once per run, before the program, as prelude.js.
 // It is a single function expression taking the host's functions and returning
-// the two entry points the Go loop calls: start and settle. It leaves on
+// the entry points the Go loop calls: start, resolve and fail. It leaves on
 // globalThis only what a program is promised: tools, ALL_TOOLS, input,
 // console, print, ToolRefused, ToolFailed.
 //
@@ -140,20 +140,29 @@
       }
     });
   }
-  function settle(id, outcome, value, code, message, matches) {
+  function take(id) {
     const c = pending.get(id);
-    if (c === undefined) return false;
+    if (c === undefined) return undefined;
     pending.delete(id);
     inflight--;
-    if (outcome === 'ok') {
-      c.resolve(value);
-    } else if (outcome === 'refused') {
+    return c;
+  }
+  // resolve hands a call its answer; fail hands it a refusal or a failure.
+  function resolve(id, value) {
+    const c = take(id);
+    if (c === undefined) return;
+    c.resolve(value);
+    pump();
+  }
+  function fail(id, outcome, code, message, matches) {
+    const c = take(id);
+    if (c === undefined) return;
+    if (outcome === 'refused') {
       c.reject(new ToolRefused(message, code, c.server, c.tool, matches === '' ? [] : parse(matches)));
     } else {
       c.reject(new ToolFailed(message, code, c.server, c.tool));
     }
     pump();
-    return true;
   }
 
   // ---- tools: tools.server.tool(args), unknown names refused at once ----
@@ -373,5 +382,5 @@
     return p;
   }
 
-  return { start, settle };
+  return { start, resolve, fail };
 })

@@ -72,7 +72,8 @@ type loop struct {
 	rt  *quickjs.Runtime
 	ctx *quickjs.Context
 
-	settleFn *quickjs.Value
+	resolveFn *quickjs.Value
+	failFn    *quickjs.Value
 
 	inflight    map[uint64]struct{}
 	queued      int
@@ -150,7 +151,8 @@ func (l *loop) run(p *Prepared) Ending {
 		panic(fmt.Sprintf("jsrt: prelude failed: %v", err))
 	}
 	startFn := api.Get("start")
-	l.settleFn = api.Get("settle")
+	l.resolveFn = api.Get("resolve")
+	l.failFn = api.Get("fail")
 	api.Free()
 
 	code := ctx.NewString(l.spec.Code)
@@ -212,7 +214,8 @@ func (l *loop) interrupt() int {
 }
 
 // settle hands one result to the program. ok is false when the program cannot
-// go on, with its ending.
+// go on, with its ending. The parent has checked a result against the caps;
+// what the engine still cannot parse (memory) becomes a ToolFailed.
 func (l *loop) settle(ev Event) (Ending, bool) {
 	res := ev.Result
 	if _, ok := l.inflight[res.ID]; !ok {
@@ -220,38 +223,37 @@ func (l *loop) settle(ev Event) (Ending, bool) {
 	}
 	delete(l.inflight, res.ID)
 	ctx := l.ctx
+	id := ctx.NewFloat64(float64(res.ID))
+	defer id.Free()
 	outcome, code, message := res.Outcome, res.Code, res.Message
-	value := ctx.NewNull()
 	if outcome == wire.OutcomeOK {
-		if err := l.spec.Limits.CheckResult(ev.Payload); err != nil {
-			outcome, code = wire.OutcomeFailed, wire.CodeResultTooLarge
-			message = "the call took effect, but its result cannot enter the program: " + err.Error()
-		} else {
-			value = ctx.ParseJSON(string(ev.Payload))
-			if value.IsException() {
-				if l.interruptedNow() {
-					return l.fromException(), false
-				}
-				err := ctx.Exception()
-				outcome, code = wire.OutcomeFailed, wire.CodeResultTooLarge
-				message = "the call took effect, but its result could not be parsed in the program's memory: " + err.Error()
-				value = ctx.NewNull()
-			}
+		value := ctx.ParseJSON(string(ev.Payload))
+		if !value.IsException() {
+			ret := l.resolveFn.Execute(ctx.NewUndefined(), id, value)
+			value.Free()
+			return l.afterCall(ret)
 		}
+		if l.interruptedNow() {
+			return l.fromException(), false
+		}
+		outcome, code = wire.OutcomeFailed, wire.CodeResultTooLarge
+		message = "the call took effect, but its result could not be parsed in the program's memory: " + ctx.Exception().Error()
 	}
 	matches := ""
 	if len(res.Matches) > 0 {
 		b, _ := json.Marshal(res.Matches)
 		matches = string(b)
 	}
-	args := []*quickjs.Value{
-		ctx.NewFloat64(float64(res.ID)), ctx.NewString(outcome), value,
-		ctx.NewString(code), ctx.NewString(message), ctx.NewString(matches),
-	}
-	ret := l.settleFn.Execute(ctx.NewUndefined(), args...)
+	args := []*quickjs.Value{ctx.NewString(outcome), ctx.NewString(code), ctx.NewString(message), ctx.NewString(matches)}
+	ret := l.failFn.Execute(ctx.NewUndefined(), append([]*quickjs.Value{id}, args...)...)
 	for _, a := range args {
 		a.Free()
 	}
+	return l.afterCall(ret)
+}
+
+// afterCall checks what a call into the prelude returned.
+func (l *loop) afterCall(ret *quickjs.Value) (Ending, bool) {
 	if ret.IsException() {
 		return l.fromException(), false
 	}

@@ -57,6 +57,9 @@ func (l Limits) CheckInput(b []byte) error {
 		return fmt.Errorf("%w: input is %d bytes of JSON, above the cap of %d", ErrTooLarge, len(b), MaxInputBytes)
 	}
 	if _, err := ScanJSON(b, 0, l.MaxResultDepth); err != nil {
+		if errors.Is(err, ErrTooDeep) {
+			return fmt.Errorf("%w: input: %v (cap %d levels)", ErrTooLarge, err, l.MaxResultDepth)
+		}
 		return fmt.Errorf("input: %w", err)
 	}
 	return nil

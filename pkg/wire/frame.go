@@ -58,15 +58,20 @@ type Frame struct {
 // Size is the frame's length on the wire, prefix included.
 func (f Frame) Size() int { return 4 + frameOverhead + len(f.Header) + len(f.Payload) }
 
-// Decode reads the header into v, strictly: unknown fields and trailing data
-// are errors (they mean the peer speaks another version of the protocol).
+// Decode reads the header into v, strictly: the header must be one JSON
+// object, and unknown fields and trailing data are errors (they mean the peer
+// speaks another version of the protocol).
 func (f Frame) Decode(v any) error {
+	if !isObject(f.Header) {
+		return fmt.Errorf("%w: %s header is not a JSON object", ErrBadFrame, f.Type)
+	}
 	dec := json.NewDecoder(bytes.NewReader(f.Header))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("%w: %s header: %v", ErrBadFrame, f.Type, err)
 	}
-	if dec.More() {
+	// More() misses a stray '}' or ']'; only the end of input will do.
+	if _, err := dec.Token(); err != io.EOF {
 		return fmt.Errorf("%w: %s header: trailing data after the JSON object", ErrBadFrame, f.Type)
 	}
 	return nil
@@ -81,8 +86,8 @@ type Reader struct {
 }
 
 // NewReader returns a Reader with the given cap on a frame's length (prefix
-// excluded). A cap ≤ 0 is a programming error and panics: every stream from a
-// peer has a cap.
+// excluded). A cap too small for any frame (≤ 5) is a programming error and
+// panics: every stream from a peer has a real cap.
 func NewReader(r io.Reader, max int) *Reader {
 	if max <= frameOverhead {
 		panic("wire: NewReader needs a positive frame cap")

@@ -140,7 +140,11 @@ func (l Limits) Normalize() (Limits, error) {
 	}
 	for _, c := range checks {
 		if c.v < c.min || c.v > c.max {
-			return l, fmt.Errorf("%w: %s is %d %s; allowed %d to %d %s", ErrBadLimits, c.name, c.v, c.unit, c.min, c.max, c.unit)
+			unit := ""
+			if c.unit != "" {
+				unit = " " + c.unit
+			}
+			return l, fmt.Errorf("%w: %s is %d%s; allowed %d to %d%s", ErrBadLimits, c.name, c.v, unit, c.min, c.max, unit)
 		}
 	}
 	return l, nil

@@ -137,12 +137,13 @@ func (l *ledger) record(neverSent int) Calls {
 // cutArgs renders arguments for the ledger: their JSON (compact, as the
 // prelude's JSON.stringify made it) cut to MaxLedgerArgChars characters.
 func cutArgs(args []byte) string {
-	if len(args) > MaxLedgerArgChars*4 {
+	cut := len(args) > MaxLedgerArgChars*4 // 4 bytes is the longest rune
+	if cut {
 		args = args[:MaxLedgerArgChars*4]
 	}
 	r := []rune(string(args))
-	if len(r) > MaxLedgerArgChars {
-		return string(r[:MaxLedgerArgChars-1]) + "…"
+	if cut || len(r) > MaxLedgerArgChars {
+		return string(r[:min(len(r), MaxLedgerArgChars-1)]) + "…"
 	}
 	return string(r)
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -174,8 +175,8 @@ func checkRequest(req *Request) error {
 	}
 	seen := make(map[string]bool, len(req.Catalog))
 	for _, t := range req.Catalog {
-		if t.Server == "" || t.Name == "" {
-			return fmt.Errorf("catalog entry %q.%q has an empty name", t.Server, t.Name)
+		if t.Server == "" || t.Name == "" || strings.ContainsRune(t.Server+t.Name, 0) {
+			return fmt.Errorf("catalog entry %q.%q: a server and a tool name must be non-empty and free of NUL", t.Server, t.Name)
 		}
 		k := t.Server + "\x00" + t.Name
 		if seen[k] {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/run-js-server/run-js-server/pkg/wire"
 )
@@ -106,7 +107,7 @@ func readError(err error) *Violation {
 	case errors.Is(err, wire.ErrFrameTooLarge):
 		return violation(RuleFrameTooLarge, "%v", err)
 	case errors.Is(err, wire.ErrBadFrame):
-		return violation(RuleUndecodable, "%v", err)
+		return violation(RuleUndecodable, "%s", cutPeer(err.Error()))
 	}
 	return nil
 }
@@ -123,7 +124,7 @@ func (c *checker) check(f wire.Frame) (any, *Violation) {
 		}
 		var h wire.Hello
 		if err := f.Decode(&h); err != nil {
-			return nil, violation(RuleUndecodable, "%v", err)
+			return nil, violation(RuleUndecodable, "%s", cutPeer(err.Error()))
 		}
 		if h.Protocol != wire.ProtocolVersion {
 			return nil, violation(RuleHandshake, "worker speaks protocol %d, this parent %d: the worker binary is from another build; rebuild run-js-server", h.Protocol, wire.ProtocolVersion)
@@ -135,7 +136,7 @@ func (c *checker) check(f wire.Frame) (any, *Violation) {
 	case wire.TypeCall:
 		var m callMsg
 		if err := f.Decode(&m.Call); err != nil {
-			return nil, violation(RuleUndecodable, "%v", err)
+			return nil, violation(RuleUndecodable, "%s", cutPeer(err.Error()))
 		}
 		m.Args = f.Payload
 		if m.RunID != c.runID {
@@ -162,7 +163,7 @@ func (c *checker) check(f wire.Frame) (any, *Violation) {
 	case wire.TypeOutput:
 		var o wire.Output
 		if err := f.Decode(&o); err != nil {
-			return nil, violation(RuleUndecodable, "%v", err)
+			return nil, violation(RuleUndecodable, "%s", cutPeer(err.Error()))
 		}
 		if o.Skip < 0 {
 			return nil, violation(RuleUndecodable, "output skip %d is negative", o.Skip)
@@ -171,7 +172,7 @@ func (c *checker) check(f wire.Frame) (any, *Violation) {
 	case wire.TypeEnd:
 		var m endMsg
 		if err := f.Decode(&m.End); err != nil {
-			return nil, violation(RuleUndecodable, "%v", err)
+			return nil, violation(RuleUndecodable, "%s", cutPeer(err.Error()))
 		}
 		m.Value = f.Payload
 		if m.RunID != c.runID {
@@ -227,8 +228,20 @@ func (c *checker) answered() { c.inflight-- }
 
 // quote quotes and cuts bytes from the peer before they enter a message.
 func quote(s string) string {
-	if len(s) > 80 {
-		s = s[:80] + "…"
+	return strconv.Quote(cutBytes(s, 80))
+}
+
+// cutPeer cuts an error text that may quote the peer's bytes (a decoder's
+// message names the offending field or value) to a readable length.
+func cutPeer(s string) string { return cutBytes(s, 300) }
+
+// cutBytes cuts s to at most n bytes, on a rune boundary, marking the cut.
+func cutBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	return strconv.Quote(s)
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

@@ -1,0 +1,216 @@
+package worker
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/run-js-server/run-js-server/pkg/wire"
+)
+
+// TestEndingText compares whole renderings: they fix both what each section
+// says and the order of the sections.
+func TestEndingText(t *testing.T) {
+	tests := []struct {
+		name string
+		e    Ending
+		want string
+	}{
+		{
+			name: "returned a value",
+			e: Ending{Status: wire.StatusReturned, Value: json.RawMessage(`{"a":[1,"two",null],"b":{}}`), DurationMs: 12,
+				Calls: Calls{Total: 2, Answered: 2, ByTool: map[string]int{"issues.list_issues": 1, "issues.get_issue": 1}, Unseen: []UnseenCall{}}},
+			want: "returned: the program returned (12 ms)\n" +
+				"calls: 2 sent, 2 answered; issues.get_issue ×1, issues.list_issues ×1\n" +
+				"value:\n" +
+				"{\n  \"a\": [\n    1,\n    \"two\",\n    null\n  ],\n  \"b\": {}\n}\n",
+		},
+		{
+			name: "returned a scalar, no calls, output",
+			e:    Ending{Status: wire.StatusReturned, Value: json.RawMessage(`42`), Output: OutputText{Text: "hello\nworld"}},
+			want: "returned: the program returned (0 ms)\nvalue:\n42\noutput:\nhello\nworld\n",
+		},
+		{
+			name: "returned a value that is not JSON is printed as is",
+			e:    Ending{Status: wire.StatusReturned, Value: json.RawMessage(`{"a":`)},
+			want: "returned: the program returned (0 ms)\nvalue:\n{\"a\":\n",
+		},
+		{
+			name: "returned ignores an error",
+			e:    Ending{Status: wire.StatusReturned, Value: json.RawMessage(`null`), Error: &wire.ErrorInfo{Name: "Hidden", Message: "not shown"}},
+			want: "returned: the program returned (0 ms)\nvalue:\nnull\n",
+		},
+		{
+			name: "threw with a stack",
+			e: Ending{Status: wire.StatusThrew, DurationMs: 3,
+				Error: &wire.ErrorInfo{Name: "TypeError", Message: "x is not a function", Stack: "    at f (program.js:4:5)\n    at <program> (program.js:6:1)\n\n"}},
+			want: "threw: the program threw (3 ms)\n" +
+				"error: TypeError: x is not a function\n" +
+				"    at f (program.js:4:5)\n    at <program> (program.js:6:1)\n",
+		},
+		{
+			name: "threw without a stack, no calls, no output",
+			e:    Ending{Status: wire.StatusThrew, Error: &wire.ErrorInfo{Name: "NonError", Message: "'nope'"}, Value: json.RawMessage(`null`)},
+			want: "threw: the program threw (0 ms)\nerror: NonError: 'nope'\n",
+		},
+		{
+			name: "crashed with the worker's stderr",
+			e: Ending{Status: wire.StatusCrashed, DurationMs: 40,
+				Error: &wire.ErrorInfo{Name: "WorkerCrashed", Message: "worker broke the protocol (unknown_tool: a call must name a tool of the run's catalog): call 1 names \"x\".\"y\""},
+				Crash: &Crash{Rule: RuleUnknownTool, Detail: `call 1 names "x"."y"`, Stderr: "panic: boom\ngoroutine 1 [running]:\n"}},
+			want: "crashed: the worker running the program crashed (40 ms)\n" +
+				"error: WorkerCrashed: worker broke the protocol (unknown_tool: a call must name a tool of the run's catalog): call 1 names \"x\".\"y\"\n" +
+				"worker stderr (tail):\npanic: boom\ngoroutine 1 [running]:\n",
+		},
+		{
+			name: "crashed with no stderr",
+			e: Ending{Status: wire.StatusCrashed, Error: &wire.ErrorInfo{Name: "WorkerCrashed", Message: "exit status 2"},
+				Crash: &Crash{Rule: RuleExitBeforeEnd, Detail: "exit status 2"}},
+			want: "crashed: the worker running the program crashed (0 ms)\nerror: WorkerCrashed: exit status 2\n",
+		},
+		{
+			name: "timed out with calls in flight",
+			e: Ending{Status: wire.StatusTimedOut, DurationMs: 30001,
+				Error: &wire.ErrorInfo{Name: "TimeoutError", Message: "the run's deadline of 30s passed"},
+				Calls: Calls{Total: 5, Answered: 1, Refused: 1, NeverSent: 2,
+					ByTool: map[string]int{"mail.send": 2, "files.read": 3},
+					Unseen: []UnseenCall{
+						{ID: 3, Tool: "mail.send", Args: `{"to":"a@b","body":"hi"}`, State: CallInFlight},
+						{ID: 4, Tool: "files.read", Args: `{"path":"/x"}`, State: CallTimedOut},
+						{ID: 5, Tool: "mail.send", Args: `{"to":"c@d"}`, State: CallTooLarge},
+					}},
+				Output: OutputText{Text: "sending…\n"}},
+			want: "timed_out: the program ran out of time (30001 ms)\n" +
+				"calls: 5 sent, 1 answered, 1 refused, 3 without a seen answer, 2 never sent; files.read ×3, mail.send ×2\n" +
+				"calls that may have taken effect without the program seeing the answer:\n" +
+				"  #3 mail.send {\"to\":\"a@b\",\"body\":\"hi\"} (in flight)\n" +
+				"  #4 files.read {\"path\":\"/x\"} (timed out)\n" +
+				"  #5 mail.send {\"to\":\"c@d\"} (too large)\n" +
+				"error: TimeoutError: the run's deadline of 30s passed\n" +
+				"output:\nsending…\n",
+		},
+		{
+			name: "stopped with more unseen calls than listed",
+			e: Ending{Status: wire.StatusStopped, Error: &wire.ErrorInfo{Name: "Stopped", Message: "the caller cancelled the run"},
+				Calls: Calls{Total: 12, ByTool: map[string]int{"s.t": 12},
+					Unseen:     []UnseenCall{{ID: 1, Tool: "s.t", Args: `{}`, State: CallFailed}},
+					UnseenMore: 11}},
+			want: "stopped: the program was stopped (0 ms)\n" +
+				"calls: 12 sent, 0 answered, 12 without a seen answer; s.t ×12\n" +
+				"calls that may have taken effect without the program seeing the answer:\n" +
+				"  #1 s.t {} (failed)\n" +
+				"  … and 11 more\n" +
+				"error: Stopped: the caller cancelled the run\n",
+		},
+		{
+			name: "only calls never sent",
+			e:    Ending{Status: wire.StatusStalled, Error: &wire.ErrorInfo{Name: "Stalled", Message: "waiting"}, Calls: Calls{NeverSent: 4, ByTool: map[string]int{}}},
+			want: "stalled: the program stalled: it waited for something that could never happen (0 ms)\n" +
+				"calls: 0 sent, 0 answered, 4 never sent\n" +
+				"error: Stalled: waiting\n",
+		},
+		{
+			name: "output with characters cut",
+			e: Ending{Status: wire.StatusOutOfMemory, Error: &wire.ErrorInfo{Name: "InternalError", Message: "out of memory"},
+				Output: OutputText{Text: "head\n[… 123456 characters cut …]\ntail\n", CutChars: 123456}},
+			want: "out_of_memory: the program ran out of memory (0 ms)\n" +
+				"error: InternalError: out of memory\n" +
+				"output (123456 characters cut from the middle):\nhead\n[… 123456 characters cut …]\ntail\n",
+		},
+		{
+			name: "output all cut",
+			e:    Ending{Status: wire.StatusReturned, Value: json.RawMessage(`1`), Output: OutputText{CutChars: 9}},
+			want: "returned: the program returned (0 ms)\nvalue:\n1\noutput (9 characters cut from the middle):\n\n",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.e.Text(); got != tt.want {
+				t.Fatalf("Text():\n%s\nwant:\n%s", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestEndingTextOrder: with every section present, they come in the
+// documented order: status, calls, value or error, output.
+func TestEndingTextOrder(t *testing.T) {
+	for _, e := range []Ending{
+		{Status: wire.StatusReturned, Value: json.RawMessage(`{"v":1}`)},
+		{Status: wire.StatusThrew, Error: &wire.ErrorInfo{Name: "Error", Message: "boom", Stack: "    at <program> (program.js:1:1)"}},
+		{Status: wire.StatusCrashed, Error: &wire.ErrorInfo{Name: "WorkerCrashed", Message: "boom"}, Crash: &Crash{Rule: RuleBadEnd, Stderr: "stderr tail"}},
+	} {
+		e.Calls = Calls{Total: 1, ByTool: map[string]int{"a.b": 1}, Unseen: []UnseenCall{{ID: 1, Tool: "a.b", Args: `{}`, State: CallInFlight}}}
+		e.Output = OutputText{Text: "out\n", CutChars: 2}
+		got := e.Text()
+		marks := []string{string(e.Status) + ": ", "\ncalls: ", "\ncalls that may have taken effect", "\n  #1 a.b {} (in flight)\n"}
+		if e.Status == wire.StatusReturned {
+			marks = append(marks, "\nvalue:\n")
+		} else {
+			marks = append(marks, "\nerror: ")
+		}
+		if e.Crash != nil {
+			marks = append(marks, "\nworker stderr (tail):\nstderr tail\n")
+		}
+		marks = append(marks, "\noutput (2 characters cut from the middle):\nout\n")
+		if !strings.HasPrefix(got, marks[0]) {
+			t.Fatalf("%s: the status line is not first:\n%s", e.Status, got)
+		}
+		at := 0
+		for _, m := range marks {
+			i := strings.Index(got[at:], m)
+			if i < 0 {
+				t.Fatalf("%s: %q missing or out of order in:\n%s", e.Status, m, got)
+			}
+			at += i + 1
+		}
+		if !strings.HasSuffix(got, "\n") || strings.HasSuffix(got, "\n\n") {
+			t.Fatalf("%s: the text must end in exactly one newline:\n%q", e.Status, got)
+		}
+	}
+}
+
+// TestEndingTextLargeValueIsCompact: a value over 64 KiB is printed as it
+// came; one at 64 KiB is still indented.
+func TestEndingTextLargeValueIsCompact(t *testing.T) {
+	value := func(size int) json.RawMessage {
+		v := `{"a":[1],"s":"` + strings.Repeat("x", size-16) + `"}`
+		if len(v) != size {
+			panic(len(v))
+		}
+		return json.RawMessage(v)
+	}
+	big := value(64<<10 + 1)
+	got := (&Ending{Status: wire.StatusReturned, Value: big}).Text()
+	if want := "returned: the program returned (0 ms)\nvalue:\n" + string(big) + "\n"; got != want {
+		t.Fatalf("a %d-byte value was not printed as it came (%d bytes of text)", len(big), len(got))
+	}
+
+	limit := value(64 << 10)
+	got = (&Ending{Status: wire.StatusReturned, Value: limit}).Text()
+	if !strings.Contains(got, "value:\n{\n  \"a\": [\n    1\n  ],\n  \"s\": \"xxx") {
+		t.Fatalf("a %d-byte value was not indented: %.120q", len(limit), got)
+	}
+}
+
+// TestEndingTextFromLedger renders a record the ledger built, as finish does.
+func TestEndingTextFromLedger(t *testing.T) {
+	l := newLedger()
+	l.add(ledgerCall(1, "files", "read"), []byte(`{"path":"/a"}`))
+	l.add(ledgerCall(2, "mail", "send"), []byte(`{"to":"`+strings.Repeat("z", 300)+`"}`))
+	l.add(ledgerCall(3, "files", "read"), []byte(`{"path":"/b"}`))
+	l.answer(1, Answer(json.RawMessage(`{}`)))
+	l.answer(3, Answer(json.RawMessage(`{}`)))
+	l.unseen([]uint64{3})
+	e := Ending{Status: wire.StatusTimedOut, Error: &wire.ErrorInfo{Name: "TimeoutError", Message: "late"}, Calls: l.record(0)}
+	got := e.Text()
+	want := "timed_out: the program ran out of time (0 ms)\n" +
+		"calls: 3 sent, 1 answered, 2 without a seen answer; files.read ×2, mail.send ×1\n" +
+		"calls that may have taken effect without the program seeing the answer:\n" +
+		"  #2 mail.send {\"to\":\"" + strings.Repeat("z", MaxLedgerArgChars-8) + "… (in flight)\n" +
+		"  #3 files.read {\"path\":\"/b\"} (in flight)\n" +
+		"error: TimeoutError: late\n"
+	if got != want {
+		t.Fatalf("Text():\n%s\nwant:\n%s", got, want)
+	}
+}
