@@ -3,6 +3,19 @@ module github.com/run-js-server/run-js-server
 go 1.26.0
 
 require (
-	github.com/buke/quickjs-go v0.7.7 // indirect
-	golang.org/x/sys v0.50.0 // indirect
+	github.com/buke/quickjs-go v0.7.7
+	github.com/modelcontextprotocol/go-sdk v1.8.0
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	golang.org/x/sys v0.50.0
+	golang.org/x/text v0.14.0
+)
+
+require (
+	github.com/google/jsonschema-go v0.4.3 // indirect
+	github.com/segmentio/asm v1.1.3 // indirect
+	github.com/segmentio/encoding v0.5.4 // indirect
+	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
+	golang.org/x/oauth2 v0.35.0 // indirect
+	golang.org/x/sync v0.20.0 // indirect
+	golang.org/x/time v0.15.0 // indirect
 )

@@ -3,9 +3,13 @@
 //
 // Subcommands:
 //
-//	run-js-server run [flags] FILE|-   run one program and print its ending
-//	run-js-server bench [flags]        measure workers on this host
-//	run-js-server version              print the version
+//	run-js-server [--config FILE] [--demo]   serve MCP on stdio (the default)
+//	run-js-server run [flags] FILE|-         run one program and print its ending
+//	run-js-server tools [--config FILE] [--ts]  print the tool catalog
+//	run-js-server check-config FILE          validate a config and print what would start
+//	run-js-server demo-server                serve the demo issue tracker on stdio
+//	run-js-server bench [flags]              measure workers on this host
+//	run-js-server version                    print the version
 //
 // `run-js-server --worker-fd N` is the worker mode the parent starts; it is
 // dispatched before anything else and is not for people.
@@ -22,6 +26,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/run-js-server/run-js-server/pkg/worker"
 )
@@ -49,10 +54,14 @@ func main() {
 	os.Exit(dispatch(os.Args[1:]))
 }
 
-const usage = `run-js-server: a code-mode MCP gateway (isolate preview)
+const usage = `run-js-server: a code-mode MCP gateway
 
 Usage:
-  run-js-server run [--timeout 30s] [--memory 64MiB] [--input JSON] [--format json|text] FILE|-
+  run-js-server [--config FILE] [--demo]     serve MCP on stdio (run_js, search_tools, server_info)
+  run-js-server run [--config FILE] [--demo] [--timeout 30s] [--memory 64MiB] [--input JSON] [--format json|text] FILE|-
+  run-js-server tools [--config FILE] [--demo] [--ts]
+  run-js-server check-config FILE
+  run-js-server demo-server
   run-js-server bench [--runs N] [--calls N]
   run-js-server version
 
@@ -60,11 +69,16 @@ Run 'run-js-server COMMAND -h' for a command's flags.
 `
 
 func dispatch(args []string) int {
-	if len(args) == 0 {
-		fmt.Fprint(os.Stderr, usage)
-		return exitUsage
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") && args[0] != "-h" && args[0] != "--help" && args[0] != "--version" {
+		return serveCmd(args, os.Stderr)
 	}
 	switch args[0] {
+	case "tools":
+		return toolsCmd(args[1:], os.Stdout, os.Stderr)
+	case "check-config":
+		return checkConfigCmd(args[1:], os.Stdout, os.Stderr)
+	case "demo-server":
+		return demoServerCmd(args[1:], os.Stderr)
 	case "run":
 		return runCmd(args[1:], os.Stdin, os.Stdout, os.Stderr)
 	case "bench":

@@ -11,7 +11,7 @@ import (
 
 // The test binary doubles as the worker, as the real binary does.
 func TestMain(m *testing.M) {
-	if len(os.Args) >= 3 && os.Args[1] == "--worker-fd" {
+	if len(os.Args) >= 3 && os.Args[1] == "--worker-fd" || len(os.Args) >= 2 && os.Args[1] == "demo-server" {
 		main()
 	}
 	os.Exit(m.Run())
@@ -82,10 +82,11 @@ func TestRunExitStatus(t *testing.T) {
 		{name: "missing file", args: []string{"/nonexistent/p.js"}, code: exitUsage, stderr: "no such file"},
 		{name: "bad memory", args: []string{"--memory", "lots"}, program: "1", code: exitUsage, stderr: "--memory \"lots\""},
 		{name: "memory out of range", args: []string{"--memory", "1MiB"}, program: "1", code: exitUsage, stderr: "memory is 1048576 bytes; allowed"},
-		{name: "timeout out of range", args: []string{"--timeout", "1h"}, program: "1", code: exitUsage, stderr: "timeout is 3600000 ms"},
+		{name: "timeout out of range", args: []string{"--timeout", "1h"}, program: "1", code: exitUsage, stderr: "above this server's maximum"},
 		{name: "bad format", args: []string{"--format", "yaml"}, program: "1", code: exitUsage, stderr: "use json or text"},
 		{name: "bad input", args: []string{"--input", "{n: 1}"}, program: "1", code: exitUsage, stderr: "--input is not valid JSON"},
-		{name: "config not yet", args: []string{"--config", "x.json"}, program: "1", code: exitUsage, stderr: "not supported by this build yet"},
+		{name: "config file missing", args: []string{"--config", "/nonexistent/x.json"}, program: "1", code: exitUsage, stderr: "/nonexistent/x.json"},
+		{name: "demo server", args: []string{"--demo"}, program: "return (await tools.demo.get_issue({id: 101})).structuredContent.issue.id", code: exitReturned, stdout: `"value": 101`},
 		{name: "unknown flag", args: []string{"--nope"}, program: "1", code: exitUsage, stderr: "flag provided but not defined"},
 		{name: "program not UTF-8", program: "return '\xff'", code: exitUsage, stderr: "not valid UTF-8"},
 	}
@@ -123,9 +124,6 @@ func TestParseSize(t *testing.T) {
 }
 
 func TestDispatch(t *testing.T) {
-	if code := dispatch(nil); code != exitUsage {
-		t.Errorf("no command: exit %d", code)
-	}
 	if code := dispatch([]string{"frobnicate"}); code != exitUsage {
 		t.Errorf("unknown command: exit %d", code)
 	}

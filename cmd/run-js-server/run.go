@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/run-js-server/run-js-server/pkg/mcpgw"
 	"github.com/run-js-server/run-js-server/pkg/wire"
 	"github.com/run-js-server/run-js-server/pkg/worker"
 )
@@ -26,7 +27,8 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	memory := fs.String("memory", "64MiB", "the program's memory limit (4MiB to 2GiB; suffixes KiB, MiB, GiB)")
 	input := fs.String("input", "", "JSON given to the program as the global `input`")
 	format := fs.String("format", "json", "json: the ending as one JSON object; text: what an agent would read")
-	config := fs.String("config", "", "a gateway config naming downstream MCP servers (not available yet: this build runs programs without tools)")
+	config := fs.String("config", "", "a gateway config naming downstream MCP servers (default: $"+configEnv+"; none: no tools)")
+	demo := fs.Bool("demo", false, "add the built-in demo issue tracker as server demo")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: run-js-server run [flags] FILE|-\n\nRuns one JavaScript program (the body of an async function) in a fresh worker\nand prints how it ended. Exit status: 0 returned, 1 any other ending, 2 usage error.\n\nFlags:")
 		fs.PrintDefaults()
@@ -44,9 +46,6 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if fs.NArg() != 1 {
 		return fail("give exactly one program: a file, or - for standard input (got %d arguments)", fs.NArg())
 	}
-	if *config != "" {
-		return fail("--config: downstream MCP servers are not supported by this build yet; run the program without --config")
-	}
 	if *format != "json" && *format != "text" {
 		return fail("--format %q: use json or text", *format)
 	}
@@ -63,10 +62,7 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("read the program: %v", err)
 	}
-	req := worker.Request{
-		Code:   string(code),
-		Limits: wire.Limits{TimeoutMs: timeout.Milliseconds(), MemoryBytes: mem},
-	}
+	req := mcpgw.RunRequest{Code: string(code), Timeout: *timeout, Memory: mem}
 	if *input != "" {
 		if !json.Valid([]byte(*input)) {
 			return fail("--input is not valid JSON; quote it for the shell, e.g. --input '{\"n\": 3}'")
@@ -76,7 +72,12 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	ending, err := worker.Execute(ctx, worker.Config{}, req)
+	g, err := newGateway(ctx, *config, *demo, 0, stderr)
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer g.Close()
+	ending, err := g.Run(ctx, req)
 	if err != nil {
 		if errors.Is(err, worker.ErrBadRequest) {
 			return fail("%v", err)

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/run-js-server/run-js-server/pkg/mcpgw"
+	"github.com/run-js-server/run-js-server/pkg/worker"
+)
+
+// configEnv names the environment variable that gives the config file when
+// --config is not given.
+const configEnv = "RUN_JS_SERVER_CONFIG"
+
+// loadConfig loads the config named by flag (or RUN_JS_SERVER_CONFIG), or,
+// with neither, a config without downstream servers. With demo, it adds the
+// built-in demo server as "demo".
+func loadConfig(path string, demo bool) (*mcpgw.Config, error) {
+	if path == "" {
+		path = os.Getenv(configEnv)
+	}
+	var cfg *mcpgw.Config
+	var err error
+	if path == "" {
+		cfg, err = mcpgw.ParseConfig("(no config)", []byte(`{"mcpServers": {}}`), os.LookupEnv)
+		if err == nil {
+			cfg.Warnings = nil // having no servers is what was asked for
+		}
+	} else {
+		cfg, err = mcpgw.LoadConfig(path, os.LookupEnv)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if demo {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range cfg.Servers {
+			if s.Name == "demo" {
+				return nil, fmt.Errorf("%w: --demo adds a server named demo, and %s already has one", mcpgw.ErrConfig, cfg.Path)
+			}
+		}
+		cfg.Servers = append(cfg.Servers, mcpgw.ServerConfig{Name: "demo", Transport: mcpgw.TransportStdio, Command: exe, Args: []string{"demo-server"}})
+	}
+	return cfg, nil
+}
+
+// newGateway loads the config and connects to its servers, logging to stderr.
+// A serving gateway keeps spare workers; one that runs a single program
+// does not.
+func newGateway(ctx context.Context, configPath string, demo bool, spares int, stderr io.Writer) (*mcpgw.Gateway, error) {
+	cfg, err := loadConfig(configPath, demo)
+	if err != nil {
+		return nil, err
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	for _, w := range cfg.Warnings {
+		log.Warn(w)
+	}
+	g, err := mcpgw.New(cfg, mcpgw.Options{Version: version, Log: log, Worker: worker.Config{Spares: spares}})
+	if err != nil {
+		return nil, err
+	}
+	g.Connect(ctx)
+	return g, nil
+}
+
+// serveCmd is the default: an MCP server on stdio.
+func serveCmd(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("run-js-server", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	config := fs.String("config", "", "the gateway config (default: $"+configEnv+"; none: no downstream servers)")
+	demo := fs.Bool("demo", false, "add the built-in demo issue tracker as server demo")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitReturned
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "run-js-server: unexpected argument %q\n\n%s", fs.Arg(0), usage)
+		return exitUsage
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	g, err := newGateway(ctx, *config, *demo, mcpgw.DefaultSpares, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "run-js-server: %v\n", err)
+		return exitUsage
+	}
+	defer g.Close()
+	if err := mcpgw.NewServer(g).Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
+		fmt.Fprintf(stderr, "run-js-server: %v\n", err)
+		return exitEnded
+	}
+	return exitReturned
+}
+
+// demoServerCmd serves the demo issue tracker on stdio.
+func demoServerCmd(args []string, stderr io.Writer) int {
+	if len(args) > 0 {
+		fmt.Fprintln(stderr, "run-js-server demo-server: takes no arguments; it serves a demo issue tracker over MCP on stdio")
+		return exitUsage
+	}
+	if err := mcpgw.NewDemoServer(version).Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		fmt.Fprintf(stderr, "run-js-server demo-server: %v\n", err)
+		return exitEnded
+	}
+	return exitReturned
+}
+
+// toolsCmd prints the catalog, or its TypeScript declarations.
+func toolsCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("tools", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	config := fs.String("config", "", "the gateway config (default: $"+configEnv+")")
+	demo := fs.Bool("demo", false, "add the built-in demo issue tracker as server demo")
+	ts := fs.Bool("ts", false, "print TypeScript declarations instead of JSON")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitReturned
+		}
+		return exitUsage
+	}
+	g, err := newGateway(context.Background(), *config, *demo, 0, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "run-js-server tools: %v\n", err)
+		return exitUsage
+	}
+	defer g.Close()
+	catalog, _, _ := g.Catalog()
+	if *ts {
+		var b strings.Builder
+		for _, t := range catalog {
+			b.WriteString(mcpgw.TSDecl(t))
+			b.WriteString("\n\n")
+		}
+		fmt.Fprint(stdout, b.String())
+	} else {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(catalog)
+	}
+	for _, s := range g.Servers() {
+		if s.State != mcpgw.StateReady {
+			fmt.Fprintf(stderr, "server %s is %s: %s\n", s.Name, s.State, s.Reason)
+		}
+	}
+	return exitReturned
+}
+
+// checkConfigCmd validates a config file and prints what would start.
+func checkConfigCmd(args []string, stdout, stderr io.Writer) int {
+	if len(args) != 1 {
+		fmt.Fprintln(stderr, "Usage: run-js-server check-config FILE")
+		return exitUsage
+	}
+	cfg, err := mcpgw.LoadConfig(args[0], os.LookupEnv)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitUsage
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(cfg.Redacted())
+	for _, w := range cfg.Warnings {
+		fmt.Fprintln(stderr, "warning:", w)
+	}
+	return exitReturned
+}

@@ -1,0 +1,13 @@
+// Package mcpgw is the gateway: the config, the clients of the downstream MCP
+// servers, the catalog of the tools programs may call, the validation of a
+// call's arguments, and the MCP server an agent talks to (run_js,
+// search_tools, server_info). It also holds the demo downstream server.
+//
+// Ownership: a Gateway owns its downstream sessions and their processes
+// (stdio servers run in their own process groups and are stopped by Close),
+// one lane per server (package lanes) that bounds the calls in flight, and a
+// worker.Launcher with spare workers. A call of a program reaches a server
+// only through Gateway.Call, which refuses (nothing sent) on an unknown or
+// unavailable server, invalid arguments or a full lane, and otherwise sends
+// it with the time left on the run's deadline.
+package mcpgw

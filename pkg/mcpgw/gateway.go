@@ -1,0 +1,302 @@
+package mcpgw
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/run-js-server/run-js-server/pkg/lanes"
+	"github.com/run-js-server/run-js-server/pkg/wire"
+	"github.com/run-js-server/run-js-server/pkg/worker"
+)
+
+// DefaultSpares is how many warm workers a serving gateway keeps: enough
+// that a burst of runs from one agent does not wait for exec.
+const DefaultSpares = 2
+
+// Options configure a Gateway beyond its Config.
+type Options struct {
+	Version string
+	Log     *slog.Logger  // nil: discard
+	Worker  worker.Config // how workers start, and how many spares to keep (0: none)
+}
+
+// Gateway connects to the downstream servers of a Config, keeps their
+// catalog, and runs programs against them. Safe for concurrent use.
+type Gateway struct {
+	cfg      *Config
+	opts     Options
+	log      *slog.Logger
+	launcher *worker.Launcher
+	servers  map[string]*downstream
+	order    []string
+
+	mu        sync.Mutex
+	catalog   []wire.Tool
+	index     map[string]wire.Tool // "server\x00tool"
+	validator *Validator
+	problems  []SchemaProblem
+	stale     bool
+}
+
+// New builds a Gateway and starts its spare workers. It does not connect:
+// call Connect.
+func New(cfg *Config, opts Options) (*Gateway, error) {
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	l, err := worker.NewLauncher(opts.Worker)
+	if err != nil {
+		return nil, err
+	}
+	g := &Gateway{cfg: cfg, opts: opts, log: opts.Log, launcher: l, servers: map[string]*downstream{}, stale: true}
+	maxResult := int(max(cfg.MaxMemory, cfg.Limits.MemoryBytes)/wire.ResultMemoryShare) + 1<<20
+	for _, sc := range cfg.Servers {
+		lane, err := lanes.New(sc.Name, lanes.Config{MaxActive: sc.Lane.MaxActive, MaxOutstanding: sc.Lane.MaxOutstanding})
+		if err != nil {
+			l.Close()
+			return nil, fmt.Errorf("%w: server %s: %v", ErrConfig, sc.Name, err)
+		}
+		d := &downstream{cfg: sc, lane: lane, log: g.log, version: opts.Version, maxResult: maxResult, state: StateConnecting}
+		d.onToolsChanged = g.invalidate
+		if sc.Disabled {
+			d.state, d.reason = StateDisabled, "disabled in the config"
+		}
+		g.servers[sc.Name] = d
+		g.order = append(g.order, sc.Name)
+	}
+	sort.Strings(g.order)
+	return g, nil
+}
+
+// Connect connects to every enabled server concurrently, each bounded by
+// DefaultConnectTimeout. A server that fails is left unavailable with its
+// reason; calls to it reconnect later. Connect returns when all attempts end.
+func (g *Gateway) Connect(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, d := range g.servers {
+		if d.state == StateDisabled {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := d.connect(ctx); err != nil {
+				g.log.Warn("downstream unavailable", "server", d.cfg.Name, "err", err)
+			}
+		}()
+	}
+	wg.Wait()
+	g.invalidate()
+}
+
+// Close stops the spare workers and disconnects every server.
+func (g *Gateway) Close() {
+	g.launcher.Close()
+	var wg sync.WaitGroup
+	for _, d := range g.servers {
+		wg.Add(1)
+		go func() { defer wg.Done(); d.close() }()
+	}
+	wg.Wait()
+}
+
+func (g *Gateway) invalidate() {
+	g.mu.Lock()
+	g.stale = true
+	g.mu.Unlock()
+}
+
+// Catalog returns the authorized tools of every ready server and their
+// compiled argument validator, rebuilt when a server's tools changed.
+func (g *Gateway) Catalog() ([]wire.Tool, *Validator, []SchemaProblem) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.stale {
+		var all []wire.Tool
+		for _, name := range g.order {
+			d := g.servers[name]
+			d.mu.Lock()
+			all = append(all, d.tools...)
+			d.mu.Unlock()
+		}
+		g.catalog = all
+		g.index = make(map[string]wire.Tool, len(all))
+		for _, t := range all {
+			g.index[t.Server+"\x00"+t.Name] = t
+		}
+		g.validator, g.problems = NewValidator(all)
+		for _, p := range g.problems {
+			g.log.Warn("tool callable without argument validation", "server", p.Server, "tool", p.Tool, "reason", p.Reason)
+		}
+		g.stale = false
+	}
+	return g.catalog, g.validator, g.problems
+}
+
+// Call performs one call of a program: the server must be ready (or
+// reconnect), the arguments valid against the tool's schema, the lane not
+// full; then the call goes out with the time left. Refusals are safe to
+// retry; failures may have taken effect.
+func (g *Gateway) Call(ctx context.Context, c worker.Call) worker.Outcome {
+	d := g.servers[c.Server]
+	_, validator, _ := g.Catalog()
+	if d == nil {
+		return worker.Refuse(wire.CodeUnknownServer, fmt.Sprintf("tools.%s: no such server", c.Server))
+	}
+	session, err := d.ready(ctx)
+	if err != nil {
+		return worker.Refuse(CodeServerUnavailable, fmt.Sprintf("tools.%s.%s: server %s is unavailable: %v; nothing was sent", c.Server, c.Tool, c.Server, err))
+	}
+	if err := validator.Validate(c.Server, c.Tool, c.Args); err != nil {
+		return worker.Refuse(wire.CodeInvalidArguments, fmt.Sprintf("tools.%s.%s: invalid arguments; nothing was sent:\n%v", c.Server, c.Tool, err))
+	}
+	var out worker.Outcome
+	stats, err := d.lane.Do(ctx, func(ctx context.Context) error {
+		if d.cfg.CallTimeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, d.cfg.CallTimeout)
+			defer cancel()
+		}
+		out = g.send(ctx, d, session, c)
+		return nil
+	})
+	if !stats.Started {
+		switch {
+		case errors.Is(err, lanes.ErrLaneFull):
+			return worker.Refuse(CodeLaneFull, fmt.Sprintf("tools.%s.%s: server %s has %d calls outstanding, its cap; nothing was sent: retry after some finish", c.Server, c.Tool, c.Server, d.lane.Snapshot().MaxOutstanding))
+		case err != nil:
+			return worker.Refuse(wire.CodeRunStopping, fmt.Sprintf("tools.%s.%s: not sent: %v (queued %s)", c.Server, c.Tool, err, stats.Queued.Round(time.Millisecond)))
+		}
+	}
+	return out
+}
+
+// send makes the call and normalizes its answer.
+func (g *Gateway) send(ctx context.Context, d *downstream, session *mcp.ClientSession, c worker.Call) worker.Outcome {
+	res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: c.Tool, Arguments: c.Args})
+	if err != nil {
+		name := fmt.Sprintf("tools.%s.%s", c.Server, c.Tool)
+		switch {
+		case ctx.Err() != nil:
+			return worker.Fail(wire.CodeTimeout, fmt.Sprintf("%s: no answer before the deadline; the call may have taken effect", name))
+		case errors.Is(err, mcp.ErrConnectionClosed):
+			d.broken(session, err)
+			return worker.Fail(wire.CodeCallFailed, fmt.Sprintf("%s: the connection to server %s broke; the call may have taken effect: %v", name, c.Server, err))
+		}
+		return worker.Fail(wire.CodeCallFailed, fmt.Sprintf("%s: the server answered with an error; the call may have taken effect: %v", name, err))
+	}
+	b, err := normalizeResult(res)
+	if err != nil {
+		return worker.Fail(wire.CodeCallFailed, fmt.Sprintf("tools.%s.%s: the answer could not be encoded: %v", c.Server, c.Tool, err))
+	}
+	return worker.Answer(b)
+}
+
+// normalizeResult gives a result the shape every program sees:
+// {content, structuredContent, isError}, with content blocks as the SDK
+// decoded them (text, image, audio, resource links and embedded resources,
+// with their annotations and _meta).
+func normalizeResult(res *mcp.CallToolResult) ([]byte, error) {
+	content := res.Content
+	if content == nil {
+		content = []mcp.Content{}
+	}
+	return json.Marshal(struct {
+		Content           []mcp.Content `json:"content"`
+		StructuredContent any           `json:"structuredContent"`
+		IsError           bool          `json:"isError"`
+	}{content, res.StructuredContent, res.IsError})
+}
+
+// Refusal codes the gateway adds to the isolate's own.
+const (
+	CodeServerUnavailable = "server_unavailable"
+	CodeLaneFull          = "lane_full"
+)
+
+// RunRequest is one program for Run.
+type RunRequest struct {
+	Code    string
+	Input   json.RawMessage
+	Timeout time.Duration // 0: the config's default
+	Memory  int64         // 0: the config's default
+}
+
+// Run runs one program against the current catalog and waits for its
+// ending. Errors wrap worker.ErrBadRequest (a bad program or limit; nothing
+// ran) or worker.ErrSpawn.
+func (g *Gateway) Run(ctx context.Context, req RunRequest) (*worker.Ending, error) {
+	limits := g.cfg.Limits
+	if req.Timeout > 0 {
+		if req.Timeout > g.cfg.MaxTimeout {
+			return nil, fmt.Errorf("%w: timeout %s is above this server's maximum %s", worker.ErrBadRequest, req.Timeout, g.cfg.MaxTimeout)
+		}
+		limits.TimeoutMs = req.Timeout.Milliseconds()
+	}
+	if req.Memory > 0 {
+		if req.Memory > g.cfg.MaxMemory {
+			return nil, fmt.Errorf("%w: memory %d MiB is above this server's maximum %d MiB", worker.ErrBadRequest, req.Memory>>20, g.cfg.MaxMemory>>20)
+		}
+		limits.MemoryBytes = req.Memory
+		limits.MaxResultBytes = 0 // follows the memory
+	}
+	catalog, _, _ := g.Catalog()
+	r, err := g.launcher.Start(ctx, worker.Request{Code: req.Code, Input: req.Input, Catalog: catalog, Limits: limits, Call: g.Call})
+	if err != nil {
+		return nil, err
+	}
+	return r.Wait(), nil
+}
+
+// Servers reports every configured server, sorted by name.
+func (g *Gateway) Servers() []ServerInfo {
+	out := make([]ServerInfo, 0, len(g.order))
+	for _, name := range g.order {
+		out = append(out, g.servers[name].snapshot())
+	}
+	return out
+}
+
+// toolKey names a tool as programs write it.
+func toolKey(t wire.Tool) string {
+	return "tools" + jsAccess(t.Server) + jsAccess(t.Name)
+}
+
+// jsAccess is ".name" when name is an identifier, else `["name"]`.
+func jsAccess(name string) string {
+	if isIdentifier(name) {
+		return "." + name
+	}
+	b, _ := json.Marshal(name)
+	return "[" + string(b) + "]"
+}
+
+func isIdentifier(s string) bool {
+	if s == "" || reservedWords[s] {
+		return false
+	}
+	for i, r := range s {
+		ok := r == '_' || r == '$' || ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || (i > 0 && '0' <= r && r <= '9')
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+var reservedWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields("break case catch class const continue debugger default delete do else enum export extends false finally for function if import in instanceof new null return super switch this throw true try typeof var void while with yield let static implements interface package private protected public await") {
+		m[w] = true
+	}
+	return m
+}()

@@ -1,0 +1,351 @@
+// The test binary doubles as a worker (--worker-fd) and as downstream MCP
+// servers over stdio (--downstream MODE): the demo tracker, and servers that
+// hang, crash, flood or lie.
+
+//go:debug containermaxprocs=0
+//go:debug updatemaxprocs=0
+package mcpgw
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/run-js-server/run-js-server/pkg/wire"
+	"github.com/run-js-server/run-js-server/pkg/worker"
+)
+
+func TestMain(m *testing.M) {
+	if len(os.Args) >= 3 && os.Args[1] == "--worker-fd" {
+		worker.ChildMain(worker.WorkerFD)
+	}
+	if len(os.Args) >= 3 && os.Args[1] == "--downstream" {
+		downstreamMode(os.Args[2])
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// downstreamMode serves one test downstream on stdio.
+func downstreamMode(mode string) {
+	ctx := context.Background()
+	switch mode {
+	case "demo":
+		_ = NewDemoServer("test").Run(ctx, &mcp.StdioTransport{})
+	case "garbage":
+		fmt.Println("this is not JSON-RPC")
+		time.Sleep(time.Minute)
+	case "misbehaving":
+		s := mcp.NewServer(&mcp.Implementation{Name: "misbehaving", Version: "test"}, nil)
+		raw := func(name string, h func() (*mcp.CallToolResult, error)) {
+			s.AddTool(&mcp.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return h()
+			})
+		}
+		raw("hang", func() (*mcp.CallToolResult, error) { time.Sleep(time.Hour); return nil, nil })
+		raw("crash", func() (*mcp.CallToolResult, error) { os.Exit(3); return nil, nil })
+		raw("huge", func() (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("x", 50<<20)}}}, nil
+		})
+		raw("image", func() (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{
+				&mcp.ImageContent{Data: []byte{0x89, 'P', 'N', 'G'}, MIMEType: "image/png"},
+				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///r.txt", MIMEType: "text/plain", Text: "hello"}},
+			}}, nil
+		})
+		raw("tool_error", func() (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "it broke"}}, IsError: true}, nil
+		})
+		_ = s.Run(ctx, &mcp.StdioTransport{})
+	case "many-tools":
+		s := mcp.NewServer(&mcp.Implementation{Name: "many", Version: "test"}, nil)
+		for i := 0; i < 5000; i++ {
+			s.AddTool(&mcp.Tool{Name: fmt.Sprintf("tool_%04d", i), Description: fmt.Sprintf("Tool number %d.", i),
+				InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`)},
+				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+				})
+		}
+		_ = s.Run(ctx, &mcp.StdioTransport{})
+	default:
+		fmt.Fprintf(os.Stderr, "unknown downstream mode %q\n", mode)
+		os.Exit(2)
+	}
+}
+
+// testServer is a stdio server config running this binary in a mode.
+func testServer(name, mode string) ServerConfig {
+	return ServerConfig{Name: name, Transport: TransportStdio, Command: os.Args[0], Args: []string{"--downstream", mode}}
+}
+
+// newTestGateway builds and connects a gateway whose workers are this binary.
+func newTestGateway(t *testing.T, servers ...ServerConfig) *Gateway {
+	t.Helper()
+	cfg, err := ParseConfig("test", []byte(`{"mcpServers": {}}`), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Servers = servers
+	g, err := New(cfg, Options{Version: "test", Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
+		Worker: worker.Config{Command: []string{os.Args[0], "--worker-fd", "3"}, Grace: 500 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	g.Connect(ctx)
+	return g
+}
+
+func run(t *testing.T, g *Gateway, code string, timeout time.Duration) *worker.Ending {
+	t.Helper()
+	e, err := g.Run(context.Background(), RunRequest{Code: code, Timeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func wantStatus(t *testing.T, e *worker.Ending, s wire.Status) {
+	t.Helper()
+	if e.Status != s {
+		b, _ := json.MarshalIndent(e, "", "  ")
+		t.Fatalf("status %s, want %s:\n%s", e.Status, s, b)
+	}
+}
+
+// TestProgramOverDemoServer runs a program that fans out over the demo
+// tracker through real MCP stdio traffic.
+func TestProgramOverDemoServer(t *testing.T) {
+	g := newTestGateway(t, testServer("demo", "demo"))
+	e := run(t, g, `
+		const {structuredContent: list} = await tools.demo.list_issues({label: 'bug'})
+		const details = await Promise.all(list.issues.map(i => tools.demo.get_issue({id: i.id})))
+		const busiest = details.map(d => d.structuredContent).map(d => ({id: d.issue.id, comments: d.comments.length})).sort((a, b) => b.comments - a.comments)[0]
+		console.log('open bugs:', list.total)
+		return {bugs: list.total, busiest}`, 0)
+	wantStatus(t, e, wire.StatusReturned)
+	var v struct {
+		Bugs    int `json:"bugs"`
+		Busiest struct{ ID, Comments int }
+	}
+	if err := json.Unmarshal(e.Value, &v); err != nil || v.Bugs != 6 || v.Busiest.ID == 0 {
+		t.Fatalf("value %s (%v)", e.Value, err)
+	}
+	if e.Calls.Total != 7 || e.Calls.Answered != 7 || e.Calls.ByTool["demo.get_issue"] != 6 {
+		t.Fatalf("ledger %+v", e.Calls)
+	}
+}
+
+// TestInvalidArgumentsAreRefusedWithPaths: the schema check happens before
+// anything is sent, and names the path in the arguments.
+func TestInvalidArgumentsAreRefusedWithPaths(t *testing.T) {
+	g := newTestGateway(t, testServer("demo", "demo"))
+	e := run(t, g, `
+		const out = []
+		try { await tools.demo.add_comment({id: 'one', body: 'x'}) } catch (e) { out.push([e.name, e.code, e.message]) }
+		const after = await tools.demo.get_issue({id: 101})
+		out.push(after.structuredContent.comments.length)
+		return out`, 0)
+	wantStatus(t, e, wire.StatusReturned)
+	var out []any
+	_ = json.Unmarshal(e.Value, &out)
+	if len(out) != 2 {
+		t.Fatalf("value %s", e.Value)
+	}
+	first := out[0].([]any)
+	if first[0] != "ToolRefused" || first[1] != "invalid_arguments" || !strings.Contains(first[2].(string), "/id") {
+		t.Fatalf("refusal %v", first)
+	}
+	if out[1].(float64) != 0 {
+		t.Fatalf("the refused comment reached the server: issue 101 has %v comments", out[1])
+	}
+}
+
+// TestMisbehavingDownstream: a server that hangs, crashes mid-call, floods
+// or errors costs only its own calls, each with a clear outcome.
+func TestMisbehavingDownstream(t *testing.T) {
+	bad := testServer("bad", "misbehaving")
+	bad.CallTimeout = 300 * time.Millisecond
+	g := newTestGateway(t, bad, testServer("big", "misbehaving"), testServer("demo", "demo"), testServer("junk", "garbage"))
+	e := run(t, g, `
+		const out = {}
+		const note = async (k, f) => { try { const r = await f(); out[k] = ['ok', r.isError, r.content.map(c => c.type)] } catch (e) { out[k] = [e.name, e.code, e.mayHaveRun] } }
+		await note('hang', () => tools.bad.hang({}))
+		await note('huge', () => tools.big.huge({}))
+		await note('image', () => tools.bad.image({}))
+		await note('tool_error', () => tools.bad.tool_error({}))
+		await note('crash', () => tools.bad.crash({}))
+		await note('after_crash', () => tools.bad.image({}))
+		await note('demo', () => tools.demo.list_issues({}))
+		return out`, 20*time.Second)
+	wantStatus(t, e, wire.StatusReturned)
+	var out map[string][]any
+	if err := json.Unmarshal(e.Value, &out); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"hang":        `["ToolFailed","timeout",true]`,
+		"huge":        `["ToolFailed","result_too_large",true]`,
+		"image":       `["ok",false,["image","resource"]]`,
+		"tool_error":  `["ok",true,["text"]]`,
+		"crash":       `["ToolFailed","call_failed",true]`,
+		"after_crash": `["ok",false,["image","resource"]]`,
+		"demo":        `["ok",false,["text"]]`,
+	}
+	for k, w := range want {
+		got, _ := json.Marshal(out[k])
+		if string(got) != w {
+			t.Errorf("%s: got %s, want %s", k, got, w)
+		}
+	}
+	// The garbage server is unavailable: not in the catalog, and reported.
+	for _, s := range g.Servers() {
+		if s.Name == "junk" && (s.State != StateUnavailable || s.Reason == "") {
+			t.Errorf("junk server: %+v", s)
+		}
+	}
+}
+
+// TestLaneLimits: a fan-out past the lane's outstanding cap is refused
+// (lane_full), never queued without bound.
+func TestLaneLimits(t *testing.T) {
+	bad := testServer("bad", "misbehaving")
+	bad.Lane.MaxActive, bad.Lane.MaxOutstanding = 2, 4
+	bad.CallTimeout = 500 * time.Millisecond
+	g := newTestGateway(t, bad)
+	e := run(t, g, `
+		const r = await Promise.allSettled(Array.from({length: 10}, () => tools.bad.hang({})))
+		const codes = {}
+		for (const x of r) { const c = x.reason.code; codes[c] = (codes[c] || 0) + 1 }
+		return codes`, 20*time.Second)
+	wantStatus(t, e, wire.StatusReturned)
+	var codes map[string]int
+	_ = json.Unmarshal(e.Value, &codes)
+	if codes["lane_full"] != 6 || codes["timeout"] != 4 {
+		t.Fatalf("codes %v: want 4 sent (2 active, 2 queued) and 6 refused lane_full", codes)
+	}
+}
+
+// TestManyTools: 5,000 tools list (paginated), search and stay callable;
+// run_js's description stays bounded.
+func TestManyTools(t *testing.T) {
+	g := newTestGateway(t, testServer("many", "many-tools"))
+	catalog, _, _ := g.Catalog()
+	if len(catalog) != 5000 {
+		t.Fatalf("catalog has %d tools, want 5000", len(catalog))
+	}
+	if d := g.toolList(); len(d) > MaxToolsInDescription+200 || !strings.Contains(d, "search_tools") {
+		t.Fatalf("description of %d bytes, not bounded or not pointing to search_tools", len(d))
+	}
+	e := run(t, g, `return (await tools.many.tool_4999({n: 1})).content[0].text`, 0)
+	wantStatus(t, e, wire.StatusReturned)
+}
+
+// TestMCPServerEndToEnd talks to the gateway as an agent would, through the
+// go-sdk client.
+func TestMCPServerEndToEnd(t *testing.T) {
+	g := newTestGateway(t, testServer("demo", "demo"))
+	ct, st := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	srv := NewServer(g)
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "test"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+
+	var names []string
+	for tool, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, tool.Name)
+		if tool.Name == "run_js" && !strings.Contains(tool.Description, "tools.demo.list_issues") {
+			t.Errorf("run_js description does not list the tools:\n%s", tool.Description)
+		}
+	}
+	if strings.Join(names, ",") != "run_js,search_tools,server_info" {
+		t.Fatalf("tools %v", names)
+	}
+
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_js", Arguments: map[string]any{
+		"code": `const r = await tools.demo.get_issue({id: input.id}); console.log(r.structuredContent.issue.title); return r.structuredContent.issue.state`, "input": map[string]any{"id": 102}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	if res.IsError || !strings.HasPrefix(text, "returned") || !strings.Contains(text, `"open"`) {
+		t.Fatalf("run_js result (isError %v):\n%s", res.IsError, text)
+	}
+	sc, _ := json.Marshal(res.StructuredContent)
+	if !strings.Contains(string(sc), `"status":"returned"`) || !strings.Contains(string(sc), `"demo.get_issue":1`) {
+		t.Fatalf("structuredContent %s", sc)
+	}
+
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_js", Arguments: map[string]any{"code": `throw new TypeError('nope')`}})
+	if err != nil || !res.IsError {
+		t.Fatalf("a throwing program: err %v, isError %v", err, res != nil && res.IsError)
+	}
+
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "comment"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, "add_comment") || strings.Contains(text, "list_issues") {
+		t.Fatalf("search_tools:\n%s", text)
+	}
+
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "server_info"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info Info
+	b, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(b, &info); err != nil || len(info.Servers) != 1 || info.Servers[0].State != StateReady || info.Tools != 3 {
+		t.Fatalf("server_info %s (%v)", b, err)
+	}
+	sandboxClaimed := false
+	for _, p := range info.Protection {
+		if strings.Contains(p.Protection, "OS sandbox") && p.Enforced {
+			sandboxClaimed = true
+		}
+	}
+	if sandboxClaimed {
+		t.Fatal("server_info claims an OS sandbox that is not applied")
+	}
+}
+
+// TestReconnectAfterExit: a stdio server that dies is reconnected on a later
+// call.
+func TestReconnectAfterExit(t *testing.T) {
+	g := newTestGateway(t, testServer("bad", "misbehaving"))
+	e := run(t, g, `try { await tools.bad.crash({}) } catch (e) {} return (await tools.bad.tool_error({})).isError`, 20*time.Second)
+	wantStatus(t, e, wire.StatusReturned)
+	if string(e.Value) != "true" {
+		t.Fatalf("after the crash the next call got %s", e.Value)
+	}
+	var sessions atomic.Int32
+	for _, s := range g.Servers() {
+		if s.State == StateReady {
+			sessions.Add(1)
+		}
+	}
+	if sessions.Load() != 1 {
+		t.Fatalf("server not ready after reconnect: %+v", g.Servers())
+	}
+}

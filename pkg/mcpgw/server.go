@@ -1,0 +1,256 @@
+package mcpgw
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/run-js-server/run-js-server/pkg/wire"
+	"github.com/run-js-server/run-js-server/pkg/worker"
+)
+
+// Bounds of what the agent reads, each with its reason.
+const (
+	// MaxToolsInDescription: run_js's description lists callable tools up to
+	// this many characters; past it, it points to search_tools (a long list
+	// costs the agent's context on every turn).
+	MaxToolsInDescription = 4000
+	// MaxSearchResults: search_tools returns at most this many declarations.
+	MaxSearchResults = 50
+)
+
+// errorStatuses are the endings that set isError on run_js's result.
+var errorStatuses = map[wire.Status]bool{
+	wire.StatusThrew: true, wire.StatusStalled: true, wire.StatusTimedOut: true,
+	wire.StatusOutOfMemory: true, wire.StatusCrashed: true,
+}
+
+const runJSIntro = `Run a JavaScript program that calls the downstream MCP tools as async functions, and get back only what it returns.
+
+The code is the body of an async function: use await at top level; ` + "`return`" + ` gives the result (as JSON).
+- await tools.SERVER.TOOL(args) calls a tool (tools["my-server"]["my-tool"](args) when a name is not an identifier) and gives {content, structuredContent, isError}.
+- Calls run concurrently with Promise.all (at most 16 in flight; more wait, never refused for it).
+- A refused call (unknown tool, invalid arguments, server unavailable, lane full) throws ToolRefused: nothing was sent, safe to retry. A call that was sent but gave no usable answer throws ToolFailed (mayHaveRun: true).
+- ALL_TOOLS lists every tool with its schemas; input is the run's input; console.log/print write output (head and tail kept).
+- No file system, network, timers or modules: only the tools.
+Use search_tools for exact argument and result types.`
+
+// NewServer returns the MCP server an agent talks to: run_js, search_tools
+// and server_info over the gateway.
+func NewServer(g *Gateway) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "run-js-server", Version: g.opts.Version}, nil)
+	s.AddTool(&mcp.Tool{
+		Name:        "run_js",
+		Description: runJSIntro + "\n\n" + g.toolList(),
+		InputSchema: json.RawMessage(`{"type":"object","properties":{
+			"code":{"type":"string","description":"the program: the body of an async function"},
+			"input":{"description":"any JSON, given to the program as the global input"},
+			"timeout_ms":{"type":"integer","minimum":1,"description":"the run's deadline in milliseconds"},
+			"memory_mb":{"type":"integer","minimum":1,"description":"the program's memory limit in MiB"}},
+			"required":["code"],"additionalProperties":false}`),
+	}, g.handleRunJS)
+	s.AddTool(&mcp.Tool{
+		Name:        "search_tools",
+		Description: "Find downstream tools and get their TypeScript declarations (exact names, argument and result types) for use in run_js.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{
+			"query":{"type":"string","description":"words to match in tool names and descriptions"},
+			"server":{"type":"string","description":"only this server's tools"},
+			"names":{"type":"array","items":{"type":"string"},"description":"exact tool names, as tool or server.tool"}},
+			"additionalProperties":false}`),
+	}, g.handleSearchTools)
+	s.AddTool(&mcp.Tool{
+		Name:        "server_info",
+		Description: "The gateway's version, limits, downstream servers and their state, and which protections are enforced.",
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false}`),
+	}, g.handleServerInfo)
+	return s
+}
+
+// toolList is the part of run_js's description that names the tools.
+func (g *Gateway) toolList() string {
+	catalog, _, _ := g.Catalog()
+	if len(catalog) == 0 {
+		return "No downstream tools are available; programs can still compute."
+	}
+	var b strings.Builder
+	b.WriteString("Tools:\n")
+	for i, t := range catalog {
+		line := toolKey(t) + "\n"
+		if b.Len()+len(line) > MaxToolsInDescription {
+			fmt.Fprintf(&b, "... and %d more: use search_tools.\n", len(catalog)-i)
+			break
+		}
+		b.WriteString(line)
+	}
+	return b.String()
+}
+
+func textResult(isError bool, text string, structured any) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: structured, IsError: isError}
+}
+
+// decodeArgs decodes a tool's arguments strictly into v.
+func decodeArgs(raw json.RawMessage, v any) error {
+	if len(raw) == 0 {
+		raw = json.RawMessage("{}")
+	}
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+func (g *Gateway) handleRunJS(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var args struct {
+		Code      string          `json:"code"`
+		Input     json.RawMessage `json:"input"`
+		TimeoutMs int64           `json:"timeout_ms"`
+		MemoryMB  int64           `json:"memory_mb"`
+	}
+	if err := decodeArgs(req.Params.Arguments, &args); err != nil {
+		return textResult(true, "run_js: bad arguments: "+err.Error()+"; pass {code, input?, timeout_ms?, memory_mb?}", nil), nil
+	}
+	if strings.TrimSpace(args.Code) == "" {
+		return textResult(true, "run_js: code is empty; pass the program as code", nil), nil
+	}
+	ending, err := g.Run(ctx, RunRequest{
+		Code: args.Code, Input: args.Input,
+		Timeout: time.Duration(args.TimeoutMs) * time.Millisecond, Memory: args.MemoryMB << 20,
+	})
+	if err != nil {
+		if errors.Is(err, worker.ErrBadRequest) {
+			return textResult(true, "run_js: "+err.Error(), nil), nil
+		}
+		return nil, err
+	}
+	return textResult(errorStatuses[ending.Status], ending.Text(), ending), nil
+}
+
+func (g *Gateway) handleSearchTools(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var args struct {
+		Query  string   `json:"query"`
+		Server string   `json:"server"`
+		Names  []string `json:"names"`
+	}
+	if err := decodeArgs(req.Params.Arguments, &args); err != nil {
+		return textResult(true, "search_tools: bad arguments: "+err.Error()+"; pass {query?, server?, names?}", nil), nil
+	}
+	catalog, _, _ := g.Catalog()
+	words := strings.Fields(strings.ToLower(args.Query))
+	names := map[string]bool{}
+	for _, n := range args.Names {
+		names[n] = true
+	}
+	var found []wire.Tool
+	for _, t := range catalog {
+		if args.Server != "" && t.Server != args.Server {
+			continue
+		}
+		if len(names) > 0 && !names[t.Name] && !names[t.Server+"."+t.Name] {
+			continue
+		}
+		hay := strings.ToLower(t.Server + " " + t.Name + " " + t.Description)
+		match := true
+		for _, w := range words {
+			if !strings.Contains(hay, w) {
+				match = false
+				break
+			}
+		}
+		if match {
+			found = append(found, t)
+		}
+	}
+	var b strings.Builder
+	if len(found) == 0 {
+		b.WriteString("No tool matches.")
+		if len(catalog) > 0 {
+			fmt.Fprintf(&b, " %d tools exist; try fewer words or no server.", len(catalog))
+		}
+	}
+	for i, t := range found {
+		if i == MaxSearchResults {
+			fmt.Fprintf(&b, "// ... and %d more: narrow the query.\n", len(found)-i)
+			break
+		}
+		b.WriteString(TSDecl(t))
+		b.WriteString("\n\n")
+	}
+	return textResult(false, strings.TrimRight(b.String(), "\n"), nil), nil
+}
+
+// Info is what server_info reports.
+type Info struct {
+	Version    string         `json:"version"`
+	Limits     LimitsInfo     `json:"limits"`
+	Servers    []ServerInfo   `json:"servers"`
+	Tools      int            `json:"tools"`
+	Unchecked  []ToolProblem  `json:"toolsWithoutArgumentValidation,omitempty"`
+	Protection []ProtectionIs `json:"protections"`
+	Warnings   []string       `json:"warnings,omitempty"`
+}
+
+// LimitsInfo is the limits in force.
+type LimitsInfo struct {
+	Run            wire.Limits `json:"run"`
+	MaxTimeoutMs   int64       `json:"maxTimeoutMs"`
+	MaxMemoryBytes int64       `json:"maxMemoryBytes"`
+	MaxWorkerFrame int         `json:"maxWorkerFrame"`
+	OutputChars    int         `json:"outputKeptChars"`
+	StopGraceMs    int64       `json:"stopGraceMs"`
+	SpareWorkers   int         `json:"spareWorkers"`
+}
+
+// ToolProblem names a tool whose schema could not be compiled.
+type ToolProblem struct {
+	Tool   string `json:"tool"`
+	Reason string `json:"reason"`
+}
+
+// ProtectionIs says whether one protection is enforced.
+type ProtectionIs struct {
+	Protection string `json:"protection"`
+	Enforced   bool   `json:"enforced"`
+	How        string `json:"how"`
+}
+
+// protections is what server_info claims, and only what is true of this
+// build: no OS confinement is applied, and it says so.
+var protections = []ProtectionIs{
+	{"tool allowlist", true, "a program reaches only the catalog's tools (allowTools), through the parent, which checks every call"},
+	{"argument validation", true, "arguments are checked against each tool's inputSchema before sending (tools whose schema does not compile are listed)"},
+	{"memory limit", true, "QuickJS heap limit per run"},
+	{"deadline", true, "interrupt handler in the engine, and SIGKILL of the worker's process group after the grace"},
+	{"fresh process per run", true, "each run gets a worker process nothing ran in before; empty environment, private directory, own process group, only its socket"},
+	{"no host APIs", true, "no std/os modules, module loader, timers, file system or network inside the engine"},
+	{"OS sandbox (seccomp, namespaces)", false, "not applied: the worker is a process of the host's user, so an engine escape reaches what that user can"},
+}
+
+func (g *Gateway) info() Info {
+	catalog, _, problems := g.Catalog()
+	in := Info{
+		Version: g.opts.Version,
+		Limits: LimitsInfo{
+			Run: g.cfg.Limits, MaxTimeoutMs: g.cfg.MaxTimeout.Milliseconds(), MaxMemoryBytes: g.cfg.MaxMemory,
+			MaxWorkerFrame: wire.MaxWorkerFrame, OutputChars: wire.OutputHeadChars + wire.OutputTailChars,
+			StopGraceMs: wire.StopGrace.Milliseconds(), SpareWorkers: g.opts.Worker.Spares,
+		},
+		Servers: g.Servers(), Tools: len(catalog), Protection: protections, Warnings: g.cfg.Warnings,
+	}
+	for _, p := range problems {
+		in.Unchecked = append(in.Unchecked, ToolProblem{Tool: p.Server + "." + p.Tool, Reason: p.Reason})
+	}
+	sort.Slice(in.Unchecked, func(i, j int) bool { return in.Unchecked[i].Tool < in.Unchecked[j].Tool })
+	return in
+}
+
+func (g *Gateway) handleServerInfo(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	in := g.info()
+	b, _ := json.MarshalIndent(in, "", "  ")
+	return textResult(false, string(b), in), nil
+}
