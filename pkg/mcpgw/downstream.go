@@ -65,18 +65,19 @@ type downstream struct {
 
 	onToolsChanged func()
 
-	mu       sync.Mutex
-	state    ServerState
-	reason   string
-	session  *mcp.ClientSession
-	cmd      *exec.Cmd
-	tools    []wire.Tool
-	missing  []string // allowTools names the server does not have
-	backoff  time.Duration
-	nextTry  time.Time
-	dialing  chan struct{} // closed when the connect in progress ends
-	closed   bool
-	sessions int // connects that succeeded, for server_info
+	mu         sync.Mutex
+	state      ServerState
+	reason     string
+	session    *mcp.ClientSession
+	cmd        *exec.Cmd
+	tools      []wire.Tool
+	missing    []string // allowTools names the server does not have
+	backoff    time.Duration
+	nextTry    time.Time
+	dialing    chan struct{}      // closed when the connect in progress ends
+	cancelConn context.CancelFunc // ends the current connection's context
+	closed     bool
+	sessions   int // connects that succeeded, for server_info
 }
 
 // connect connects (or reconnects) and lists the tools. Concurrent callers
@@ -110,7 +111,7 @@ func (d *downstream) connect(ctx context.Context) error {
 	d.state = StateConnecting
 	d.mu.Unlock()
 
-	session, cmd, tools, missing, err := d.dial(ctx)
+	session, cmd, cancelConn, tools, missing, err := d.dial(ctx)
 
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -128,6 +129,7 @@ func (d *downstream) connect(ctx context.Context) error {
 	}
 	d.state, d.reason = StateReady, ""
 	d.session, d.cmd, d.tools, d.missing = session, cmd, tools, missing
+	d.cancelConn = cancelConn
 	d.backoff = 0
 	d.sessions++
 	go d.watch(session, cmd)
@@ -138,6 +140,9 @@ func (d *downstream) connect(ctx context.Context) error {
 func (d *downstream) watch(session *mcp.ClientSession, cmd *exec.Cmd) {
 	err := session.Wait()
 	d.mu.Lock()
+	if d.session == session && d.cancelConn != nil {
+		d.cancelConn()
+	}
 	closed := d.closed
 	if d.session == session {
 		d.session = nil
@@ -171,39 +176,53 @@ func (d *downstream) broken(session *mcp.ClientSession, err error) {
 	}
 }
 
-// dial makes one connection attempt.
-func (d *downstream) dial(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, []wire.Tool, []string, error) {
-	ctx, cancel := context.WithTimeout(ctx, DefaultConnectTimeout)
-	defer cancel()
+// dial makes one connection attempt. The connection lives on a context of
+// its own, not the caller's: the SSE transport keeps its event stream on the
+// context it connected with, so a context that ends with the attempt would
+// end the session with it. DefaultConnectTimeout bounds the attempt by
+// cancelling that context, and cancel ends the connection later.
+func (d *downstream) dial(ctx context.Context) (session *mcp.ClientSession, cmd *exec.Cmd, cancel context.CancelFunc, tools []wire.Tool, missing []string, err error) {
+	connCtx, cancelConn := context.WithCancel(context.WithoutCancel(ctx))
+	stopParent := context.AfterFunc(ctx, cancelConn)
+	timer := time.AfterFunc(DefaultConnectTimeout, cancelConn)
+	defer func() {
+		timedOut := !timer.Stop()
+		stopParent()
+		if err == nil && (timedOut || connCtx.Err() != nil) {
+			session.Close()
+			err = fmt.Errorf("no answer within %s", DefaultConnectTimeout)
+		}
+		if err != nil {
+			cancelConn()
+			if cmd != nil {
+				stopProcess(cmd)
+			}
+			session, cmd, cancel = nil, nil, nil
+		}
+	}()
 	client := mcp.NewClient(&mcp.Implementation{Name: "run-js-server", Version: d.version}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { go d.refreshTools() },
 	})
-	var (
-		session *mcp.ClientSession
-		cmd     *exec.Cmd
-		err     error
-	)
 	switch d.cfg.Transport {
 	case TransportStdio:
 		var t mcp.Transport
 		t, cmd, err = d.startStdio()
 		if err != nil {
-			return nil, nil, nil, nil, err
+			return
 		}
-		session, err = client.Connect(ctx, t, nil)
+		session, err = client.Connect(connCtx, t, nil)
 		if err != nil {
-			stopProcess(cmd)
-			return nil, nil, nil, nil, fmt.Errorf("initialize %s: %w", d.cfg.Command, err)
+			err = fmt.Errorf("initialize %s: %w", d.cfg.Command, err)
 		}
 	case TransportHTTP:
-		session, err = client.Connect(ctx, d.streamable(), nil)
+		session, err = client.Connect(connCtx, d.streamable(), nil)
 	case TransportSSE:
-		session, err = client.Connect(ctx, d.sse(), nil)
+		session, err = client.Connect(connCtx, d.sse(), nil)
 	default: // auto: Streamable HTTP first; an old server fails its POST of initialize
-		session, err = client.Connect(ctx, d.streamable(), nil)
+		session, err = client.Connect(connCtx, d.streamable(), nil)
 		if err != nil {
 			var err2 error
-			session, err2 = client.Connect(ctx, d.sse(), nil)
+			session, err2 = client.Connect(connCtx, d.sse(), nil)
 			if err2 != nil {
 				err = fmt.Errorf("Streamable HTTP: %v; legacy SSE: %v", err, err2)
 			} else {
@@ -212,17 +231,14 @@ func (d *downstream) dial(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, [
 		}
 	}
 	if err != nil {
-		return nil, nil, nil, nil, err
+		return
 	}
-	tools, missing, err := d.listTools(ctx, session)
+	tools, missing, err = d.listTools(connCtx, session)
 	if err != nil {
 		session.Close()
-		if cmd != nil {
-			stopProcess(cmd)
-		}
-		return nil, nil, nil, nil, err
+		return
 	}
-	return session, cmd, tools, missing, nil
+	return session, cmd, cancelConn, tools, missing, nil
 }
 
 // startStdio starts a stdio server in its own process group, with its stderr
@@ -425,11 +441,14 @@ func (d *downstream) ready(ctx context.Context) (*mcp.ClientSession, error) {
 func (d *downstream) close() {
 	d.mu.Lock()
 	d.closed = true
-	s, cmd := d.session, d.cmd
+	s, cmd, cancel := d.session, d.cmd, d.cancelConn
 	d.session = nil
 	d.mu.Unlock()
 	if s != nil {
 		_ = s.Close()
+	}
+	if cancel != nil {
+		cancel()
 	}
 	if cmd != nil {
 		stopProcess(cmd)

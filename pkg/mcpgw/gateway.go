@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sort"
 	"strings"
@@ -188,7 +189,7 @@ func (g *Gateway) send(ctx context.Context, d *downstream, session *mcp.ClientSe
 		switch {
 		case ctx.Err() != nil:
 			return worker.Fail(wire.CodeTimeout, fmt.Sprintf("%s: no answer before the deadline; the call may have taken effect", name))
-		case errors.Is(err, mcp.ErrConnectionClosed):
+		case errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 			d.broken(session, err)
 			return worker.Fail(wire.CodeCallFailed, fmt.Sprintf("%s: the connection to server %s broke; the call may have taken effect: %v", name, c.Server, err))
 		}

@@ -1,0 +1,93 @@
+#!/usr/bin/env node
+// An MCP client on the TypeScript SDK that drives run-js-server over stdio:
+// it starts the gateway, checks that it lists exactly run_js, search_tools
+// and server_info, calls run_js once, and prints the whole CallToolResult as
+// JSON on stdout. Any protocol error ends it with status 1 and a message on
+// stderr; a usage error, with status 2.
+//
+//   node client.mjs [--server BIN] [--config FILE] [--timeout-ms N]
+//                   [--input JSON] (--code-file FILE | --code CODE)
+//
+// --server defaults to $RUN_JS_SERVER_BIN, --config to $RUN_JS_SERVER_CONFIG.
+// --timeout-ms is passed to run_js as timeout_ms. The tools the gateway
+// listed are written to stderr as one line: "client: tools: [...]".
+import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+const EXPECTED_TOOLS = ["run_js", "search_tools", "server_info"];
+// Bounds each MCP request, so that a gateway that never answers ends the
+// client with a message instead of a hang.
+const REQUEST_TIMEOUT_MS = 120_000;
+
+function fail(status, message) {
+  process.stderr.write(`client: ${message}\n`);
+  process.exit(status);
+}
+
+let opts;
+try {
+  opts = parseArgs({
+    options: {
+      server: { type: "string", default: process.env.RUN_JS_SERVER_BIN },
+      config: { type: "string", default: process.env.RUN_JS_SERVER_CONFIG },
+      code: { type: "string" },
+      "code-file": { type: "string" },
+      input: { type: "string" },
+      "timeout-ms": { type: "string" },
+    },
+  }).values;
+} catch (err) {
+  fail(2, err.message);
+}
+if (!opts.server) fail(2, "no gateway binary: pass --server BIN or set RUN_JS_SERVER_BIN");
+if (!opts.config) fail(2, "no config: pass --config FILE or set RUN_JS_SERVER_CONFIG");
+if ((opts.code === undefined) === (opts["code-file"] === undefined)) {
+  fail(2, "pass the program as exactly one of --code CODE or --code-file FILE");
+}
+
+const args = { code: opts.code ?? readFileSync(opts["code-file"], "utf8") };
+if (opts.input !== undefined) {
+  try {
+    args.input = JSON.parse(opts.input);
+  } catch (err) {
+    fail(2, `--input is not JSON: ${err.message}`);
+  }
+}
+if (opts["timeout-ms"] !== undefined) {
+  args.timeout_ms = Number(opts["timeout-ms"]);
+  if (!Number.isInteger(args.timeout_ms)) fail(2, `--timeout-ms ${opts["timeout-ms"]}: not an integer`);
+}
+
+const client = new Client({ name: "run-js-server-interop", version: "0.0.0" });
+const transport = new StdioClientTransport({
+  command: opts.server,
+  args: ["--config", opts.config],
+  env: process.env,
+  stderr: "inherit", // the gateway's log goes to our stderr
+});
+
+async function step(what, fn) {
+  try {
+    return await fn();
+  } catch (err) {
+    fail(1, `${what}: ${err?.stack ?? err}`);
+  }
+}
+
+await step(`initialize ${opts.server} --config ${opts.config}`, () =>
+  client.connect(transport, { timeout: REQUEST_TIMEOUT_MS }),
+);
+const listed = await step("tools/list", () => client.listTools({}, { timeout: REQUEST_TIMEOUT_MS }));
+const names = listed.tools.map((t) => t.name).sort();
+process.stderr.write(`client: tools: ${JSON.stringify(names)}\n`);
+if (JSON.stringify(names) !== JSON.stringify(EXPECTED_TOOLS)) {
+  fail(1, `tools/list: got ${JSON.stringify(names)}, want exactly ${JSON.stringify(EXPECTED_TOOLS)}`);
+}
+const result = await step("tools/call run_js", () =>
+  client.callTool({ name: "run_js", arguments: args }, undefined, { timeout: REQUEST_TIMEOUT_MS }),
+);
+await new Promise((resolve) => process.stdout.write(JSON.stringify(result) + "\n", resolve));
+await step("close", () => client.close());
+process.exit(0);
