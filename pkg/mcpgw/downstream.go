@@ -69,7 +69,7 @@ type downstream struct {
 	state      ServerState
 	reason     string
 	session    *mcp.ClientSession
-	cmd        *exec.Cmd
+	cmd        *serverProc
 	tools      []wire.Tool
 	missing    []string // allowTools names the server does not have
 	backoff    time.Duration
@@ -137,7 +137,7 @@ func (d *downstream) connect(ctx context.Context) error {
 }
 
 // watch marks the server unavailable when its session ends.
-func (d *downstream) watch(session *mcp.ClientSession, cmd *exec.Cmd) {
+func (d *downstream) watch(session *mcp.ClientSession, cmd *serverProc) {
 	err := session.Wait()
 	d.mu.Lock()
 	if d.session == session && d.cancelConn != nil {
@@ -157,7 +157,7 @@ func (d *downstream) watch(session *mcp.ClientSession, cmd *exec.Cmd) {
 	}
 	d.mu.Unlock()
 	if cmd != nil {
-		stopProcess(cmd)
+		cmd.stop()
 	}
 	if !closed {
 		d.log.Warn("downstream session ended", "server", d.cfg.Name, "err", err)
@@ -181,7 +181,7 @@ func (d *downstream) broken(session *mcp.ClientSession, err error) {
 // context it connected with, so a context that ends with the attempt would
 // end the session with it. DefaultConnectTimeout bounds the attempt by
 // cancelling that context, and cancel ends the connection later.
-func (d *downstream) dial(ctx context.Context) (session *mcp.ClientSession, cmd *exec.Cmd, cancel context.CancelFunc, tools []wire.Tool, missing []string, err error) {
+func (d *downstream) dial(ctx context.Context) (session *mcp.ClientSession, cmd *serverProc, cancel context.CancelFunc, tools []wire.Tool, missing []string, err error) {
 	connCtx, cancelConn := context.WithCancel(context.WithoutCancel(ctx))
 	stopParent := context.AfterFunc(ctx, cancelConn)
 	timer := time.AfterFunc(DefaultConnectTimeout, cancelConn)
@@ -195,7 +195,7 @@ func (d *downstream) dial(ctx context.Context) (session *mcp.ClientSession, cmd 
 		if err != nil {
 			cancelConn()
 			if cmd != nil {
-				stopProcess(cmd)
+				cmd.stop()
 			}
 			session, cmd, cancel = nil, nil, nil
 		}
@@ -244,7 +244,7 @@ func (d *downstream) dial(ctx context.Context) (session *mcp.ClientSession, cmd 
 // startStdio starts a stdio server in its own process group, with its stderr
 // logged line by line under its name (never on our stdout, which carries
 // JSON-RPC).
-func (d *downstream) startStdio() (mcp.Transport, *exec.Cmd, error) {
+func (d *downstream) startStdio() (mcp.Transport, *serverProc, error) {
 	cmd := exec.Command(d.cfg.Command, d.cfg.Args...)
 	cmd.Env = os.Environ()
 	for k, v := range d.cfg.Env {
@@ -268,7 +268,7 @@ func (d *downstream) startStdio() (mcp.Transport, *exec.Cmd, error) {
 		return nil, nil, fmt.Errorf("start %s: %w", d.cfg.Command, err)
 	}
 	go d.logStderr(stderr)
-	return &mcp.IOTransport{Reader: stdout, Writer: stdin, MaxLineLength: d.maxResult}, cmd, nil
+	return &mcp.IOTransport{Reader: stdout, Writer: stdin, MaxLineLength: d.maxResult}, &serverProc{cmd: cmd}, nil
 }
 
 func (d *downstream) logStderr(r io.Reader) {
@@ -287,17 +287,27 @@ func (d *downstream) logStderr(r io.Reader) {
 	}
 }
 
-// stopProcess closes a stdio server's stdin, waits, then kills its group.
-func stopProcess(cmd *exec.Cmd) {
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-		return
-	case <-time.After(stopWait):
-	}
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	<-done
+// serverProc is a stdio server's process.
+type serverProc struct {
+	cmd  *exec.Cmd
+	once sync.Once
+}
+
+// stop waits up to stopWait for the server to exit (its stdin is closed with
+// its session), then kills its process group, and reaps it. It is safe to
+// call more than once and concurrently; every call returns after the reap.
+func (p *serverProc) stop() {
+	p.once.Do(func() {
+		done := make(chan struct{})
+		go func() { _ = p.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+			return
+		case <-time.After(stopWait):
+		}
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+	})
 }
 
 func (d *downstream) httpClient() *http.Client {
@@ -451,7 +461,7 @@ func (d *downstream) close() {
 		cancel()
 	}
 	if cmd != nil {
-		stopProcess(cmd)
+		cmd.stop()
 	}
 	d.lane.Close()
 }
