@@ -6,10 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/run-js-server/run-js-server/pkg/wire"
 	"github.com/run-js-server/run-js-server/pkg/worker"
@@ -24,6 +28,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 	calls := fs.Int("calls", 1000, "calls per program in the per-call measurements")
 	warmup := fs.Int("warmup", 20, "runs before measuring")
 	pause := fs.Duration("pause", 20*time.Millisecond, "idle time between the latency runs (an agent's runs come seconds apart; spares refill in it)")
+	mcpRuns := fs.Int("mcp", 0, "instead: this many run_js calls over MCP stdio to `run-js-server --demo`, each making one downstream call")
 	sparesN := fs.Int("spares", 2, fmt.Sprintf("spare workers for the warm measurements (1 to %d)", worker.MaxSpares))
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -34,6 +39,13 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 	if *runs < 1 || *calls < 2 || *warmup < 0 || *sparesN < 1 || *sparesN > worker.MaxSpares {
 		fmt.Fprintf(stderr, "run-js-server bench: --runs must be ≥ 1, --calls ≥ 2, --warmup ≥ 0, --spares 1 to %d\n", worker.MaxSpares)
 		return exitUsage
+	}
+	if *mcpRuns > 0 {
+		if err := benchMCP(stdout, *mcpRuns, *pause); err != nil {
+			fmt.Fprintf(stderr, "run-js-server bench: %v\n", err)
+			return exitEnded
+		}
+		return exitReturned
 	}
 	for _, spares := range []int{0, *sparesN} {
 		l, err := worker.NewLauncher(worker.Config{Spares: spares})
@@ -208,3 +220,51 @@ func pct[T int64 | time.Duration](xs []T, p int) T {
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
 func us(d time.Duration) string { return fmt.Sprintf("%.1f µs", float64(d)/float64(time.Microsecond)) }
+
+// benchMCP measures run_js as an agent sees it: a go-sdk client starts
+// `run-js-server --demo` over stdio and calls run_js with a program that
+// makes one call to the demo server (itself over MCP stdio).
+func benchMCP(w io.Writer, runs int, pause time.Duration) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	cmd := exec.Command(exe, "--demo")
+	cmd.Stderr = os.Stderr
+	session, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: version}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		return fmt.Errorf("start run-js-server --demo: %w", err)
+	}
+	defer session.Close()
+	call := func() (time.Duration, error) {
+		t0 := time.Now()
+		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: "run_js", Arguments: map[string]any{
+			"code": "return (await tools.demo.get_issue({id: 101})).structuredContent.issue.id"}})
+		d := time.Since(t0)
+		if err != nil {
+			return 0, err
+		}
+		if res.IsError {
+			return 0, fmt.Errorf("run_js failed: %v", res.Content)
+		}
+		return d, nil
+	}
+	for i := 0; i < 10; i++ { // warm-up: spares, the demo server's session
+		if _, err := call(); err != nil {
+			return err
+		}
+	}
+	var ds []time.Duration
+	for i := 0; i < runs; i++ {
+		time.Sleep(pause)
+		d, err := call()
+		if err != nil {
+			return err
+		}
+		ds = append(ds, d)
+	}
+	fmt.Fprintf(w, "| run_js over MCP stdio, one downstream call (%d calls, %s apart) | p50 | p90 |\n| --- | --- | --- |\n| request → result | %s | %s |\n",
+		runs, pause, ms(pct(ds, 50)), ms(pct(ds, 90)))
+	return nil
+}
