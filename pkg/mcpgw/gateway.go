@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -269,35 +268,5 @@ func (g *Gateway) Servers() []ServerInfo {
 
 // toolKey names a tool as programs write it.
 func toolKey(t wire.Tool) string {
-	return "tools" + jsAccess(t.Server) + jsAccess(t.Name)
+	return "tools" + tsAccess(t.Server) + tsAccess(t.Name)
 }
-
-// jsAccess is ".name" when name is an identifier, else `["name"]`.
-func jsAccess(name string) string {
-	if isIdentifier(name) {
-		return "." + name
-	}
-	b, _ := json.Marshal(name)
-	return "[" + string(b) + "]"
-}
-
-func isIdentifier(s string) bool {
-	if s == "" || reservedWords[s] {
-		return false
-	}
-	for i, r := range s {
-		ok := r == '_' || r == '$' || ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || (i > 0 && '0' <= r && r <= '9')
-		if !ok {
-			return false
-		}
-	}
-	return true
-}
-
-var reservedWords = func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields("break case catch class const continue debugger default delete do else enum export extends false finally for function if import in instanceof new null return super switch this throw true try typeof var void while with yield let static implements interface package private protected public await") {
-		m[w] = true
-	}
-	return m
-}()

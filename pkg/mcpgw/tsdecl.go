@@ -752,8 +752,8 @@ func tsIdentifier(s string) bool {
 	return true
 }
 
-// tsReserved are the words that cannot follow a dot in the gateway's names
-// of tools (gateway.go brackets them too, so both agree).
+// tsReserved are the words the gateway brackets in the names of tools
+// (search_tools and run_js's description both use tsAccess).
 var tsReserved = func() map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(`break case catch class const continue debugger default delete do else enum
