@@ -349,3 +349,18 @@ func TestReconnectAfterExit(t *testing.T) {
 		t.Fatalf("server not ready after reconnect: %+v", g.Servers())
 	}
 }
+
+// TestRunEndDropsQueuedCalls: when a run ends, the calls still queued in a
+// lane are dropped and counted as never sent; the one in flight is named.
+func TestRunEndDropsQueuedCalls(t *testing.T) {
+	bad := testServer("bad", "misbehaving")
+	bad.Lane.MaxActive, bad.Lane.MaxOutstanding = 1, 10
+	g := newTestGateway(t, bad, testServer("demo", "demo"))
+	// The demo call's round trip gives the first hang call time to go out.
+	e := run(t, g, `for (let i = 0; i < 3; i++) tools.bad.hang({i}); await tools.demo.list_issues({}); return 'left'`, 10*time.Second)
+	wantStatus(t, e, wire.StatusReturned)
+	c := e.Calls
+	if c.Total != 4 || c.Answered != 1 || c.NeverSent != 2 || len(c.Unseen) != 1 || c.Unseen[0].State != worker.CallInFlight || c.Unseen[0].Args != `{"i":0}` {
+		t.Fatalf("ledger %+v: want 1 in flight named, 2 never sent", c)
+	}
+}

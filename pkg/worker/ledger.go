@@ -17,6 +17,7 @@ const (
 	CallTimedOut CallState = "timed_out" // sent; no answer in time
 	CallTooLarge CallState = "too_large" // sent and answered, but the answer could not enter the program
 	CallFailed   CallState = "failed"    // sent; the transport or server failed
+	CallNotSent  CallState = "not_sent"  // accepted from the program, but never sent (refused after the run ended): counted in NeverSent
 )
 
 // Ledger limits: a run's ending names at most MaxUnseenListed calls, each
@@ -43,7 +44,7 @@ type Calls struct {
 	ByTool     map[string]int `json:"byTool"`   // "server.tool" → calls
 	Unseen     []UnseenCall   `json:"unseen"`   // up to MaxUnseenListed, oldest first
 	UnseenMore int            `json:"unseenMore"`
-	NeverSent  int            `json:"neverSent"` // still waiting inside the program when it ended
+	NeverSent  int            `json:"neverSent"` // never sent to a tool: still waiting inside the program, or still queued in a lane, when the run ended
 }
 
 type ledgerEntry struct {
@@ -92,6 +93,14 @@ func (l *ledger) answer(id uint64, o Outcome) {
 	}
 }
 
+// notSent records a call that was never sent: it was refused (for example
+// dropped from its lane's queue) after the run had ended.
+func (l *ledger) notSent(id uint64) {
+	if e := l.entries[id]; e != nil && e.state == CallInFlight {
+		e.state = CallNotSent
+	}
+}
+
 // unseen marks answered calls whose answers the worker says the program
 // never took (the run ended between the answer and its use).
 func (l *ledger) unseen(ids []uint64) {
@@ -122,6 +131,8 @@ func (l *ledger) record(neverSent int) Calls {
 			c.Answered++
 		case CallRefused:
 			c.Refused++
+		case CallNotSent:
+			c.NeverSent++
 		default:
 			if len(c.Unseen) < MaxUnseenListed {
 				c.Unseen = append(c.Unseen, UnseenCall{ID: e.id, Tool: e.tool, Args: e.args, State: e.state})

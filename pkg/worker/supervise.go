@@ -19,6 +19,10 @@ const stderrTail = 4 << 10
 // cannot be caught; only a process stuck in the kernel outlives this.
 const exitWait = 5 * time.Second
 
+// handlerWait bounds waiting, at the end of a run, for its cancelled calls
+// to return.
+const handlerWait = time.Second
+
 // drainWait bounds reading what an exited worker left in its socket.
 const drainWait = time.Second
 
@@ -65,7 +69,8 @@ type supervisor struct {
 	live    bool // results and output still go through: no end, stop or kill yet
 	dropped int  // calls made after a stop: never sent
 
-	wmu sync.Mutex
+	wmu      sync.Mutex
+	handlers sync.WaitGroup // calls being performed
 
 	// Owned by run.
 	end        *endMsg
@@ -300,7 +305,9 @@ func (s *supervisor) onFrame(f wire.Frame) *Violation {
 			return nil
 		}
 		s.ledger.add(m.Call, m.Args)
-		go s.perform(Call{RunID: m.RunID, ID: m.ID, Server: m.Server, Tool: m.Tool, Args: m.Args})
+		c := Call{RunID: m.RunID, ID: m.ID, Server: m.Server, Tool: m.Tool, Args: m.Args}
+		s.handlers.Add(1)
+		go func() { defer s.handlers.Done(); s.perform(c) }()
 	case *outputMsg:
 		if !s.live {
 			return nil
@@ -338,6 +345,9 @@ func (s *supervisor) perform(c Call) {
 	}
 	s.mu.Lock()
 	if !s.live || !time.Now().Before(s.deadline) {
+		if o.Kind == wire.OutcomeRefused {
+			s.ledger.notSent(c.ID) // e.g. still queued in its lane when the run ended
+		}
 		s.mu.Unlock()
 		return
 	}
@@ -389,6 +399,16 @@ func (s *supervisor) finish(exited bool) *Ending {
 	}
 	s.setLive(false)
 	s.p.conn.Close()
+	// Let the calls cancelled at the end report how they ended (a call still
+	// queued downstream was never sent), within a bound: a CallFunc must
+	// return soon after its context ends.
+	s.cancelCalls()
+	handlersDone := make(chan struct{})
+	go func() { s.handlers.Wait(); close(handlersDone) }()
+	select {
+	case <-handlersDone:
+	case <-time.After(handlerWait):
+	}
 	var stderr string
 	select {
 	case stderr = <-s.stderr:
