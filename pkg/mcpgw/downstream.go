@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -122,6 +123,7 @@ func (d *downstream) connect(ctx context.Context) error {
 		session.Close()
 	}
 	if err != nil {
+		err = errors.New(d.scrub(err.Error()))
 		d.state, d.reason = StateUnavailable, err.Error()
 		d.backoff = min(max(2*d.backoff, reconnectMin), reconnectMax)
 		d.nextTry = time.Now().Add(d.backoff)
@@ -149,7 +151,7 @@ func (d *downstream) watch(session *mcp.ClientSession, cmd *serverProc) {
 		if !d.closed {
 			why := "the connection closed"
 			if err != nil {
-				why += ": " + err.Error()
+				why += ": " + d.scrub(err.Error())
 			}
 			d.state, d.reason = StateUnavailable, why
 			d.nextTry = time.Now() // a later call reconnects at once
@@ -160,8 +162,31 @@ func (d *downstream) watch(session *mcp.ClientSession, cmd *serverProc) {
 		cmd.stop()
 	}
 	if !closed {
-		d.log.Warn("downstream session ended", "server", d.cfg.Name, "err", err)
+		d.log.Warn("downstream session ended", "server", d.cfg.Name, "err", d.scrubErr(err))
 	}
+}
+
+// scrub takes the server's secrets out of a text before it is logged or
+// shown: header and env values, and the URL's credentials and query.
+func (d *downstream) scrub(s string) string {
+	if d.cfg.URL != "" {
+		s = strings.ReplaceAll(s, d.cfg.URL, cfgRedactURL(d.cfg.URL))
+	}
+	for _, m := range []map[string]string{d.cfg.Headers, d.cfg.Env} {
+		for _, v := range m {
+			if len(v) >= 4 { // shorter values would blank out ordinary words
+				s = strings.ReplaceAll(s, v, "<redacted>")
+			}
+		}
+	}
+	return s
+}
+
+func (d *downstream) scrubErr(err error) string {
+	if err == nil {
+		return ""
+	}
+	return d.scrub(err.Error())
 }
 
 // broken marks a session whose connection failed, so the next call
@@ -171,7 +196,7 @@ func (d *downstream) broken(session *mcp.ClientSession, err error) {
 	defer d.mu.Unlock()
 	if d.session == session && !d.closed {
 		d.session = nil
-		d.state, d.reason = StateUnavailable, "the connection broke: "+err.Error()
+		d.state, d.reason = StateUnavailable, "the connection broke: "+d.scrub(err.Error())
 		d.nextTry = time.Now()
 	}
 }
@@ -408,7 +433,7 @@ func (d *downstream) refreshTools() {
 	defer cancel()
 	tools, missing, err := d.listTools(ctx, session)
 	if err != nil {
-		d.log.Warn("re-listing tools failed", "server", d.cfg.Name, "err", err)
+		d.log.Warn("re-listing tools failed", "server", d.cfg.Name, "err", d.scrubErr(err))
 		return
 	}
 	d.mu.Lock()

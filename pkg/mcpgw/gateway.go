@@ -190,9 +190,9 @@ func (g *Gateway) send(ctx context.Context, d *downstream, session *mcp.ClientSe
 			return worker.Fail(wire.CodeTimeout, fmt.Sprintf("%s: no answer before the deadline; the call may have taken effect", name))
 		case errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 			d.broken(session, err)
-			return worker.Fail(wire.CodeCallFailed, fmt.Sprintf("%s: the connection to server %s broke; the call may have taken effect: %v", name, c.Server, err))
+			return worker.Fail(wire.CodeCallFailed, fmt.Sprintf("%s: the connection to server %s broke; the call may have taken effect: %s", name, c.Server, d.scrub(err.Error())))
 		}
-		return worker.Fail(wire.CodeCallFailed, fmt.Sprintf("%s: the server answered with an error; the call may have taken effect: %v", name, err))
+		return worker.Fail(wire.CodeCallFailed, fmt.Sprintf("%s: the server answered with an error; the call may have taken effect: %s", name, d.scrub(err.Error())))
 	}
 	b, err := normalizeResult(res)
 	if err != nil {

@@ -45,7 +45,8 @@ func downstreamMode(mode string) {
 		time.Sleep(time.Minute)
 	case "misbehaving":
 		s := mcp.NewServer(&mcp.Implementation{Name: "misbehaving", Version: "test"}, nil)
-		raw := func(name string, h func() (*mcp.CallToolResult, error)) {
+		var raw func(name string, h func() (*mcp.CallToolResult, error))
+		raw = func(name string, h func() (*mcp.CallToolResult, error)) {
 			s.AddTool(&mcp.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return h()
 			})
@@ -60,6 +61,13 @@ func downstreamMode(mode string) {
 				&mcp.ImageContent{Data: []byte{0x89, 'P', 'N', 'G'}, MIMEType: "image/png"},
 				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///r.txt", MIMEType: "text/plain", Text: "hello"}},
 			}}, nil
+		})
+		raw("grow", func() (*mcp.CallToolResult, error) {
+			// A new tool: the SDK tells clients with notifications/tools/list_changed.
+			raw("grown", func() (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "new"}}}, nil
+			})
+			return &mcp.CallToolResult{Content: []mcp.Content{}}, nil
 		})
 		raw("tool_error", func() (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "it broke"}}, IsError: true}, nil
@@ -362,5 +370,33 @@ func TestRunEndDropsQueuedCalls(t *testing.T) {
 	c := e.Calls
 	if c.Total != 4 || c.Answered != 1 || c.NeverSent != 2 || len(c.Unseen) != 1 || c.Unseen[0].State != worker.CallInFlight || c.Unseen[0].Args != `{"i":0}` {
 		t.Fatalf("ledger %+v: want 1 in flight named, 2 never sent", c)
+	}
+}
+
+// TestToolListChanged: a server that adds a tool tells the gateway, and the
+// next run can call it.
+func TestToolListChanged(t *testing.T) {
+	g := newTestGateway(t, testServer("bad", "misbehaving"))
+	e := run(t, g, `await tools.bad.grow({}); return 1`, 0)
+	wantStatus(t, e, wire.StatusReturned)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		catalog, _, _ := g.Catalog()
+		found := false
+		for _, tool := range catalog {
+			found = found || tool.Name == "grown"
+		}
+		if found {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the new tool never reached the catalog: notifications/tools/list_changed was not honoured")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	e = run(t, g, `return (await tools.bad.grown({})).content[0].text`, 0)
+	wantStatus(t, e, wire.StatusReturned)
+	if string(e.Value) != `"new"` {
+		t.Fatalf("value %s", e.Value)
 	}
 }

@@ -1,7 +1,9 @@
 package mcpgw
 
 import (
+	"encoding/json"
 	"net/http"
+	"strings"
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
@@ -55,5 +57,23 @@ func TestRemoteTransports(t *testing.T) {
 	}
 	if sawToken.Load() == 0 {
 		t.Fatal("the configured Authorization header never reached the servers")
+	}
+}
+
+// TestSecretsStayOut: an unreachable server's URL token and header value
+// appear neither in its reason (server_info) nor in a refusal's message.
+func TestSecretsStayOut(t *testing.T) {
+	g := newTestGateway(t, ServerConfig{Name: "remote", Transport: TransportHTTP,
+		URL: "http://127.0.0.1:1/mcp?token=tok-s3cret-1", Headers: map[string]string{"Authorization": "Bearer hdr-s3cret-2"}})
+	e := run(t, g, `try { await tools.remote.x({}) } catch (e) { return e.message }`, 0)
+	wantStatus(t, e, wire.StatusReturned) // ToolRefused: the tool is not in the catalog
+	info, _ := json.Marshal(g.info())
+	for _, secret := range []string{"tok-s3cret-1", "hdr-s3cret-2"} {
+		if strings.Contains(string(info), secret) || strings.Contains(string(e.Value), secret) {
+			t.Fatalf("secret %q leaked:\nserver_info %s\nvalue %s", secret, info, e.Value)
+		}
+	}
+	if !strings.Contains(string(info), `"state":"unavailable"`) {
+		t.Fatalf("server_info %s", info)
 	}
 }
