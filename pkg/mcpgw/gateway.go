@@ -169,6 +169,7 @@ func (g *Gateway) Call(ctx context.Context, c worker.Call) worker.Outcome {
 		out = g.send(ctx, d, session, c)
 		return nil
 	})
+	out.Queued = stats.Queued
 	if !stats.Started {
 		switch {
 		case errors.Is(err, lanes.ErrLaneFull):

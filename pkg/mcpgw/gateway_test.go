@@ -242,6 +242,11 @@ func TestLaneLimits(t *testing.T) {
 	if codes["lane_full"] != 6 || codes["timeout"] != 4 {
 		t.Fatalf("codes %v: want 4 sent (2 active, 2 queued) and 6 refused lane_full", codes)
 	}
+	// The two queued calls waited for the first two's 500 ms timeouts, and
+	// their own timeouts started only when they left the queue.
+	if e.Calls.QueuedMs < 2*400 {
+		t.Fatalf("calls queued %d ms in all; want the two queued calls' waits (about 1000 ms)", e.Calls.QueuedMs)
+	}
 }
 
 // TestManyTools: 5,000 tools list (paginated), search and stay callable;

@@ -3,8 +3,8 @@ package mcpgw
 import (
 	"encoding/json"
 	"net/http"
-	"strings"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"

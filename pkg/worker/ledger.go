@@ -2,6 +2,7 @@ package worker
 
 import (
 	"sort"
+	"time"
 
 	"github.com/run-js-server/run-js-server/pkg/wire"
 )
@@ -30,10 +31,11 @@ const (
 // UnseenCall is a call that may have taken effect without the program seeing
 // its answer.
 type UnseenCall struct {
-	ID    uint64    `json:"id"`
-	Tool  string    `json:"tool"`
-	Args  string    `json:"args"`
-	State CallState `json:"state"`
+	ID       uint64    `json:"id"`
+	Tool     string    `json:"tool"`
+	Args     string    `json:"args"`
+	State    CallState `json:"state"`
+	QueuedMs int64     `json:"queuedMs,omitempty"` // time it waited in its server's lane before it was sent
 }
 
 // Calls is the call record of a run.
@@ -44,14 +46,16 @@ type Calls struct {
 	ByTool     map[string]int `json:"byTool"`   // "server.tool" → calls
 	Unseen     []UnseenCall   `json:"unseen"`   // up to MaxUnseenListed, oldest first
 	UnseenMore int            `json:"unseenMore"`
-	NeverSent  int            `json:"neverSent"` // never sent to a tool: still waiting inside the program, or still queued in a lane, when the run ended
+	NeverSent  int            `json:"neverSent"`
+	QueuedMs   int64          `json:"queuedMs"` // time all calls spent waiting in their servers' lanes // never sent to a tool: still waiting inside the program, or still queued in a lane, when the run ended
 }
 
 type ledgerEntry struct {
-	id    uint64
-	tool  string
-	args  string
-	state CallState
+	id     uint64
+	tool   string
+	args   string
+	state  CallState
+	queued time.Duration
 }
 
 // ledger records every call of a run in the parent, from what the parent
@@ -76,6 +80,7 @@ func (l *ledger) answer(id uint64, o Outcome) {
 	if e == nil {
 		return
 	}
+	e.queued = o.Queued
 	switch o.Kind {
 	case wire.OutcomeOK:
 		e.state = CallAnswered
@@ -126,6 +131,7 @@ func (l *ledger) record(neverSent int) Calls {
 	for _, id := range l.order {
 		e := l.entries[id]
 		c.ByTool[e.tool]++
+		c.QueuedMs += e.queued.Milliseconds()
 		switch e.state {
 		case CallAnswered:
 			c.Answered++
@@ -135,7 +141,7 @@ func (l *ledger) record(neverSent int) Calls {
 			c.NeverSent++
 		default:
 			if len(c.Unseen) < MaxUnseenListed {
-				c.Unseen = append(c.Unseen, UnseenCall{ID: e.id, Tool: e.tool, Args: e.args, State: e.state})
+				c.Unseen = append(c.Unseen, UnseenCall{ID: e.id, Tool: e.tool, Args: e.args, State: e.state, QueuedMs: e.queued.Milliseconds()})
 			} else {
 				c.UnseenMore++
 			}

@@ -223,7 +223,7 @@ func TestLedgerRecordJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"total":0,"answered":0,"refused":0,"byTool":{},"unseen":[],"unseenMore":0,"neverSent":3}`; string(b) != want {
+	if want := `{"total":0,"answered":0,"refused":0,"byTool":{},"unseen":[],"unseenMore":0,"neverSent":3,"queuedMs":0}`; string(b) != want {
 		t.Fatalf("JSON %s, want %s", b, want)
 	}
 
@@ -231,7 +231,7 @@ func TestLedgerRecordJSON(t *testing.T) {
 	l.add(ledgerCall(1, "my-srv", "echo-back"), []byte(`{"a":1}`))
 	l.answer(1, Answer(json.RawMessage(`{}`)))
 	b, _ = json.Marshal(l.record(0))
-	if want := `{"total":1,"answered":1,"refused":0,"byTool":{"my-srv.echo-back":1},"unseen":[],"unseenMore":0,"neverSent":0}`; string(b) != want {
+	if want := `{"total":1,"answered":1,"refused":0,"byTool":{"my-srv.echo-back":1},"unseen":[],"unseenMore":0,"neverSent":0,"queuedMs":0}`; string(b) != want {
 		t.Fatalf("JSON %s, want %s", b, want)
 	}
 }

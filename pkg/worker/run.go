@@ -68,6 +68,7 @@ type Outcome struct {
 	Message string
 	Matches []string
 	Result  json.RawMessage
+	Queued  time.Duration // how long the call waited (in a lane) before it was sent; for the ledger
 }
 
 // Answer is the tool's result: {content, structuredContent, isError}.
