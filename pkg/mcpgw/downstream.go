@@ -134,6 +134,9 @@ func (d *downstream) connect(ctx context.Context) error {
 	d.cancelConn = cancelConn
 	d.backoff = 0
 	d.sessions++
+	if len(missing) > 0 {
+		d.log.Warn("allowTools names tools the server does not have", "server", d.cfg.Name, "tools", missing)
+	}
 	go d.watch(session, cmd)
 	return nil
 }

@@ -405,3 +405,22 @@ func TestToolListChanged(t *testing.T) {
 		t.Fatalf("value %s", e.Value)
 	}
 }
+
+// TestAllowTools: only the listed tools reach the catalog; a listed name the
+// server lacks is reported.
+func TestAllowTools(t *testing.T) {
+	demo := testServer("demo", "demo")
+	demo.AllowTools = []string{"get_issue", "delete_everything"}
+	g := newTestGateway(t, demo)
+	catalog, _, _ := g.Catalog()
+	if len(catalog) != 1 || catalog[0].Name != "get_issue" {
+		t.Fatalf("catalog %+v, want only get_issue", catalog)
+	}
+	if s := g.Servers()[0]; len(s.MissingAllowTools) != 1 || s.MissingAllowTools[0] != "delete_everything" {
+		t.Fatalf("server info %+v: the missing allowTools name is not reported", s)
+	}
+	e := run(t, g, `try { await tools.demo.add_comment({id: 101, body: 'x'}) } catch (e) { return [e.name, e.code] }`, 0)
+	if string(e.Value) != `["ToolRefused","unknown_tool"]` {
+		t.Fatalf("a tool outside allowTools: %s", e.Value)
+	}
+}
