@@ -29,15 +29,17 @@ export CGO_ENABLED=1
 export CGO_CFLAGS="${CGO_CFLAGS:+${CGO_CFLAGS} }${hard_cflags}"
 export CGO_LDFLAGS="${CGO_LDFLAGS:+${CGO_LDFLAGS} }${hard_ldflags}"
 
-out="bin/run-js-server"
 mkdir -p bin
-
-go build \
-	-trimpath \
-	-buildvcs=false \
-	-ldflags "-s -w -X main.version=${VERSION}" \
-	-o "${out}" \
-	./cmd/run-js-server
-
-size="$(wc -c <"${out}")"
-echo "built ${out} (${size} bytes, version ${VERSION})"
+build() { # OUT PACKAGE
+	go build \
+		-trimpath \
+		-buildvcs=false \
+		-ldflags "-s -w -X main.version=${VERSION}" \
+		-o "$1" \
+		"$2"
+	echo "built $1 ($(wc -c <"$1") bytes, version ${VERSION})"
+}
+# The gateway, and beside it the worker-only binary it starts for each run
+# (it links only the isolate, so it starts faster and smaller).
+build bin/run-js-server ./cmd/run-js-server
+build bin/run-js-worker ./cmd/run-js-worker

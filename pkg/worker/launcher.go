@@ -39,11 +39,11 @@ var ErrClosed = errors.New("launcher closed")
 // NewLauncher returns a Launcher for cfg and starts filling its spares.
 func NewLauncher(cfg Config) (*Launcher, error) {
 	if len(cfg.Command) == 0 {
-		exe, err := os.Executable()
+		cmd, err := DefaultCommand()
 		if err != nil {
-			return nil, fmt.Errorf("%w: find own executable: %v", ErrSpawn, err)
+			return nil, err
 		}
-		cfg.Command = []string{exe, "--worker-fd", "3"}
+		cfg.Command = cmd
 	}
 	if strings.ContainsRune(cfg.Command[0], filepath.Separator) && !filepath.IsAbs(cfg.Command[0]) {
 		// The worker starts in its private directory: a relative path
@@ -63,6 +63,30 @@ func NewLauncher(cfg Config) (*Launcher, error) {
 	l := &Launcher{cfg: cfg}
 	l.refill()
 	return l, nil
+}
+
+// WorkerBinary is the name of the worker-only binary that scripts/build.sh
+// builds beside run-js-server.
+const WorkerBinary = "run-js-worker"
+
+// DefaultCommand is how workers start when Config.Command is empty: the
+// worker-only binary when it sits beside this executable (it starts faster
+// and smaller: it links only the isolate), else this executable itself in
+// --worker-fd mode.
+func DefaultCommand() ([]string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("%w: find own executable: %v", ErrSpawn, err)
+	}
+	return commandBeside(exe), nil
+}
+
+func commandBeside(exe string) []string {
+	w := filepath.Join(filepath.Dir(exe), WorkerBinary)
+	if fi, err := os.Stat(w); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+		return []string{w, "--worker-fd", "3"}
+	}
+	return []string{exe, "--worker-fd", "3"}
 }
 
 // Start validates req, takes a spare worker (or spawns one) and starts

@@ -3,6 +3,8 @@ package worker
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -121,5 +123,26 @@ func TestLauncherConfig(t *testing.T) {
 	}
 	if l.cfg.Command[0][0] != '/' {
 		t.Fatalf("command %q was not made absolute", l.cfg.Command[0])
+	}
+}
+
+func TestCommandBeside(t *testing.T) {
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "run-js-server")
+	if got := commandBeside(exe); got[0] != exe {
+		t.Fatalf("without a worker binary: %v, want the executable itself", got)
+	}
+	w := filepath.Join(dir, WorkerBinary)
+	if err := os.WriteFile(w, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := commandBeside(exe); got[0] != exe {
+		t.Fatalf("with a worker file that is not executable: %v", got)
+	}
+	if err := os.Chmod(w, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := commandBeside(exe); got[0] != w || got[1] != "--worker-fd" {
+		t.Fatalf("with the worker binary beside: %v, want it", got)
 	}
 }
