@@ -95,18 +95,6 @@ func NewReader(r io.Reader, max int) *Reader {
 	return &Reader{r: bufio.NewReaderSize(r, 64<<10), max: max}
 }
 
-// SetMax changes the cap for the frames read after this call.
-func (r *Reader) SetMax(max int) {
-	if max <= frameOverhead {
-		panic("wire: SetMax needs a positive frame cap")
-	}
-	r.max = max
-}
-
-// Buffered reports whether bytes of a next frame are already buffered, that is
-// whether Next can likely return without waiting on the stream.
-func (r *Reader) Buffered() bool { return r.r.Buffered() > 0 }
-
 // Next reads one frame. At a clean end of stream it returns io.EOF; a stream
 // cut inside a frame gives io.ErrUnexpectedEOF. Errors of the stream itself
 // (deadlines, closed connections) are returned wrapped, as they are.

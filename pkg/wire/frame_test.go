@@ -340,9 +340,6 @@ func TestFramesBackToBack(t *testing.T) {
 	if off != len(all) {
 		t.Fatalf("frames cover %d of %d bytes", off, len(all))
 	}
-	if r.Buffered() {
-		t.Fatalf("Buffered() is true at the end of the stream")
-	}
 }
 
 // chunkReader returns at most chunk bytes per Read.
@@ -361,26 +358,6 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 	k := copy(p, r.b)
 	r.b = r.b[k:]
 	return k, nil
-}
-
-func TestReaderBuffered(t *testing.T) {
-	two := cat(frameBytes(wire.TypeOutput, []byte("{}"), []byte("a")), frameBytes(wire.TypeOutput, []byte("{}"), []byte("b")))
-	r := wire.NewReader(bytes.NewReader(two), 1<<10)
-	if r.Buffered() {
-		t.Fatal("Buffered() before any read")
-	}
-	if _, err := r.Next(); err != nil {
-		t.Fatal(err)
-	}
-	if !r.Buffered() {
-		t.Fatal("Buffered() is false while the second frame is in the buffer")
-	}
-	if _, err := r.Next(); err != nil {
-		t.Fatal(err)
-	}
-	if r.Buffered() {
-		t.Fatal("Buffered() is true after the last frame")
-	}
 }
 
 func TestFrameDecodeStrict(t *testing.T) {
@@ -811,31 +788,9 @@ func TestReaderCapPanics(t *testing.T) {
 	}
 	for _, max := range []int{-1 << 40, -1, 0, 1, 4, 5} {
 		mustPanic(fmt.Sprintf("NewReader(cap %d)", max), func() { wire.NewReader(bytes.NewReader(nil), max) })
-		r := wire.NewReader(bytes.NewReader(nil), 6)
-		mustPanic(fmt.Sprintf("SetMax(%d)", max), func() { r.SetMax(max) })
 	}
 	// 6 is the smallest cap that can hold a frame with a byte after the overhead.
-	r := wire.NewReader(bytes.NewReader(nil), 6)
-	r.SetMax(6)
-}
-
-func TestReaderSetMax(t *testing.T) {
-	small := frameBytes(wire.TypeCall, []byte("{}"), make([]byte, 100)) // length 107
-	stream := cat(small, small, small)
-	r := wire.NewReader(bytes.NewReader(stream), 107)
-	if _, err := r.Next(); err != nil {
-		t.Fatalf("frame at the cap: %v", err)
-	}
-	r.SetMax(106)
-	if _, err := r.Next(); !errors.Is(err, wire.ErrFrameTooLarge) {
-		t.Fatalf("after SetMax(106): %v, want ErrFrameTooLarge", err)
-	}
-	// SetMax raises the cap for what follows.
-	r = wire.NewReader(bytes.NewReader(stream), 6)
-	r.SetMax(1 << 10)
-	if fs, err := readAll(r); len(fs) != 3 || err != io.EOF {
-		t.Fatalf("after SetMax(1024): %d frames, %v", len(fs), err)
-	}
+	wire.NewReader(bytes.NewReader(nil), 6)
 }
 
 // --- Reader and Split agree -------------------------------------------------
