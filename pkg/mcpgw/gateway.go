@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -39,6 +40,9 @@ type Gateway struct {
 	servers  map[string]*downstream
 	order    []string
 
+	running    atomic.Int32 // programs running now
+	maxRunning int32        // wire.MaxWorkersPerHost
+
 	mu        sync.Mutex
 	catalog   []wire.Tool
 	index     map[string]wire.Tool // "server\x00tool"
@@ -57,7 +61,7 @@ func New(cfg *Config, opts Options) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Gateway{cfg: cfg, opts: opts, log: opts.Log, launcher: l, servers: map[string]*downstream{}, stale: true}
+	g := &Gateway{cfg: cfg, opts: opts, log: opts.Log, launcher: l, servers: map[string]*downstream{}, stale: true, maxRunning: wire.MaxWorkersPerHost}
 	maxResult := int(max(cfg.MaxMemory, cfg.Limits.MemoryBytes)/wire.ResultMemoryShare) + 1<<20
 	for _, sc := range cfg.Servers {
 		lane, err := lanes.New(sc.Name, lanes.Config{MaxActive: sc.Lane.MaxActive, MaxOutstanding: sc.Lane.MaxOutstanding})
@@ -224,6 +228,10 @@ const (
 	CodeLaneFull          = "lane_full"
 )
 
+// ErrBusy: as many programs as the host allows are running; nothing was
+// started.
+var ErrBusy = errors.New("too many programs running")
+
 // RunRequest is one program for Run.
 type RunRequest struct {
 	Code    string
@@ -234,8 +242,13 @@ type RunRequest struct {
 
 // Run runs one program against the current catalog and waits for its
 // ending. Errors wrap worker.ErrBadRequest (a bad program or limit; nothing
-// ran) or worker.ErrSpawn.
+// ran), ErrBusy or worker.ErrSpawn.
 func (g *Gateway) Run(ctx context.Context, req RunRequest) (*worker.Ending, error) {
+	if g.running.Add(1) > g.maxRunning {
+		g.running.Add(-1)
+		return nil, fmt.Errorf("%w: %d programs are running on this server, its cap; nothing was started: wait for one to end", ErrBusy, g.maxRunning)
+	}
+	defer g.running.Add(-1)
 	limits := g.cfg.Limits
 	if req.Timeout > 0 {
 		if req.Timeout > g.cfg.MaxTimeout {

@@ -9,6 +9,7 @@ package mcpgw
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -423,4 +424,31 @@ func TestAllowTools(t *testing.T) {
 	if string(e.Value) != `["ToolRefused","unknown_tool"]` {
 		t.Fatalf("a tool outside allowTools: %s", e.Value)
 	}
+}
+
+// TestRunningCap: past the cap of running programs, a run is refused at once
+// and no worker is started.
+func TestRunningCap(t *testing.T) {
+	g := newTestGateway(t, testServer("bad", "misbehaving"))
+	g.maxRunning = 1
+	first := make(chan *worker.Ending)
+	go func() {
+		e, _ := g.Run(context.Background(), RunRequest{Code: `await tools.bad.hang({})`, Timeout: 2 * time.Second})
+		first <- e
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for g.running.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the first run never started")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, err := g.Run(context.Background(), RunRequest{Code: `return 1`}); !errors.Is(err, ErrBusy) {
+		t.Fatalf("second run: %v, want ErrBusy", err)
+	}
+	if e := <-first; e == nil || e.Status != wire.StatusTimedOut {
+		t.Fatalf("first run: %+v", e)
+	}
+	e := run(t, g, `return 2`, 0)
+	wantStatus(t, e, wire.StatusReturned)
 }

@@ -123,7 +123,7 @@ func (g *Gateway) handleRunJS(ctx context.Context, req *mcp.CallToolRequest) (*m
 		Timeout: time.Duration(args.TimeoutMs) * time.Millisecond, Memory: args.MemoryMB << 20,
 	})
 	if err != nil {
-		if errors.Is(err, worker.ErrBadRequest) {
+		if errors.Is(err, worker.ErrBadRequest) || errors.Is(err, ErrBusy) {
 			return textResult(true, "run_js: "+err.Error(), nil), nil
 		}
 		return nil, err
@@ -204,6 +204,7 @@ type LimitsInfo struct {
 	OutputChars    int         `json:"outputKeptChars"`
 	StopGraceMs    int64       `json:"stopGraceMs"`
 	SpareWorkers   int         `json:"spareWorkers"`
+	MaxRunning     int         `json:"maxRunningPrograms"`
 }
 
 // ToolProblem names a tool whose schema could not be compiled.
@@ -238,7 +239,7 @@ func (g *Gateway) info() Info {
 		Limits: LimitsInfo{
 			Run: g.cfg.Limits, MaxTimeoutMs: g.cfg.MaxTimeout.Milliseconds(), MaxMemoryBytes: g.cfg.MaxMemory,
 			MaxWorkerFrame: wire.MaxWorkerFrame, OutputChars: wire.OutputHeadChars + wire.OutputTailChars,
-			StopGraceMs: wire.StopGrace.Milliseconds(), SpareWorkers: g.opts.Worker.Spares,
+			StopGraceMs: wire.StopGrace.Milliseconds(), SpareWorkers: g.opts.Worker.Spares, MaxRunning: int(g.maxRunning),
 		},
 		Servers: g.Servers(), Tools: len(catalog), Protection: protections, Warnings: g.cfg.Warnings,
 	}
