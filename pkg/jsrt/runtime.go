@@ -54,7 +54,7 @@ func newRuntime(l wire.Limits) *quickjs.Runtime {
 }
 
 // newContext creates the program's context from the intrinsics table. Never
-// rt.NewContext(): that one registers the std and os modules (os.exec).
+// the binding's NewContext, which registers the std and os modules (os.exec).
 func newContext(rt *quickjs.Runtime) *quickjs.Context {
 	opts := make([]quickjs.IntrinsicOption, 0, len(intrinsics))
 	for _, in := range intrinsics {
