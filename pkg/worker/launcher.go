@@ -111,6 +111,7 @@ func (l *Launcher) Start(ctx context.Context, req Request) (*Run, error) {
 	}
 	r := &Run{id: req.RunID, pid: p.cmd.Process.Pid, stopc: make(chan string, 1), done: make(chan struct{})}
 	s := newSupervisor(ctx, l.cfg, req, p, r.stopc)
+	r.s = s
 	go func() {
 		r.ending = s.run()
 		close(r.done)

@@ -437,3 +437,46 @@ func TestBadRequests(t *testing.T) {
 		})
 	}
 }
+
+// TestProgress reads a run's output while it runs: each piece is returned
+// once, by Progress or by the ending, never both.
+func TestProgress(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	inCall := make(chan struct{})
+	call := func(ctx context.Context, c Call) Outcome {
+		close(inCall)
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return echoCall(ctx, c)
+	}
+	r, err := Start(context.Background(), testConfig(""), Request{Catalog: testCatalog, Call: call,
+		Code: `console.log('before'); await tools.issues.get_issue({id: 1}); console.log('after'); return 'done'`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-inCall:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call never arrived")
+	}
+	// Output frames are flushed before the call frame, so "before" is here.
+	p := r.Progress()
+	if p.Output.Text != "before\n" || p.Calls.Total != 1 || len(p.Calls.Unseen) != 1 || p.Calls.Unseen[0].State != CallInFlight {
+		t.Fatalf("progress mid-run: %+v", p)
+	}
+	if again := r.Progress(); again.Output.Text != "" {
+		t.Fatalf("the same output came back twice: %q", again.Output.Text)
+	}
+	close(release)
+	e := r.Wait()
+	wantStatus(t, e, wire.StatusReturned)
+	if e.Output.Text != "after\n" || e.Calls.Answered != 1 {
+		t.Fatalf("ending output %q, calls %+v: want only what Progress did not take", e.Output.Text, e.Calls)
+	}
+	if p := r.Progress(); p.Output.Text != "" {
+		t.Fatalf("progress after the ending: %+v", p)
+	}
+}

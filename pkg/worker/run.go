@@ -93,10 +93,23 @@ var ErrBadRequest = errors.New("bad run request")
 type Run struct {
 	id     string
 	pid    int
+	s      *supervisor
 	stopc  chan string
 	done   chan struct{}
 	ending *Ending
 }
+
+// Progress is what a run has done so far.
+type Progress struct {
+	Output OutputText `json:"output"` // produced since the last Progress
+	Calls  Calls      `json:"calls"`  // the record so far; calls in flight are listed as unseen
+}
+
+// Progress takes the output the program produced since the last Progress,
+// and the call record so far. Each piece of output is returned once: the
+// ending carries only what no Progress took. Safe to call at any time,
+// concurrently with the run; after the ending, the output is empty.
+func (r *Run) Progress() Progress { return r.s.progress() }
 
 // Start starts one run in a freshly spawned worker: NewLauncher without
 // spares, then Launcher.Start. See Launcher.Start.

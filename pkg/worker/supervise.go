@@ -447,6 +447,13 @@ func (s *supervisor) finish(exited bool) *Ending {
 	return e
 }
 
+func (s *supervisor) progress() Progress {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	text, cut := s.output.Take()
+	return Progress{Output: OutputText{Text: text, CutChars: cut}, Calls: s.ledger.record(s.dropped)}
+}
+
 // wait is the exit waiter: it reports the worker's exit without reaping it,
 // so that its process group id stays reserved until finish has swept it.
 func (s *supervisor) wait() {
