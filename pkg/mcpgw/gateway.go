@@ -42,6 +42,7 @@ type Gateway struct {
 
 	running    atomic.Int32 // programs running now
 	maxRunning int32        // wire.MaxWorkersPerHost
+	scripts    scriptTable  // run_js programs by MCP session
 
 	mu        sync.Mutex
 	catalog   []wire.Tool
@@ -102,8 +103,10 @@ func (g *Gateway) Connect(ctx context.Context) {
 	g.invalidate()
 }
 
-// Close stops the spare workers and disconnects every server.
+// Close stops every running program (with the grace, then SIGKILL, and
+// reaps it), stops the spare workers and disconnects every server.
 func (g *Gateway) Close() {
+	g.scripts.stopAll("the gateway is shutting down")
 	g.launcher.Close()
 	var wg sync.WaitGroup
 	for _, d := range g.servers {
@@ -241,23 +244,35 @@ type RunRequest struct {
 }
 
 // Run runs one program against the current catalog and waits for its
-// ending. Errors wrap worker.ErrBadRequest (a bad program or limit; nothing
-// ran), ErrBusy or worker.ErrSpawn.
+// ending: Start, then Wait.
 func (g *Gateway) Run(ctx context.Context, req RunRequest) (*worker.Ending, error) {
+	r, err := g.Start(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return r.Wait(), nil
+}
+
+// Start starts one program against the current catalog. It ends by itself,
+// on its Stop, or when ctx is cancelled (as a stop). Errors wrap
+// worker.ErrBadRequest (a bad program or limit; nothing ran), ErrBusy or
+// worker.ErrSpawn.
+func (g *Gateway) Start(ctx context.Context, req RunRequest) (*worker.Run, error) {
 	if g.running.Add(1) > g.maxRunning {
 		g.running.Add(-1)
 		return nil, fmt.Errorf("%w: %d programs are running on this server, its cap; nothing was started: wait for one to end", ErrBusy, g.maxRunning)
 	}
-	defer g.running.Add(-1)
 	limits := g.cfg.Limits
 	if req.Timeout > 0 {
 		if req.Timeout > g.cfg.MaxTimeout {
+			g.running.Add(-1)
 			return nil, fmt.Errorf("%w: timeout %s is above this server's maximum %s", worker.ErrBadRequest, req.Timeout, g.cfg.MaxTimeout)
 		}
 		limits.TimeoutMs = req.Timeout.Milliseconds()
 	}
 	if req.Memory > 0 {
 		if req.Memory > g.cfg.MaxMemory {
+			g.running.Add(-1)
 			return nil, fmt.Errorf("%w: memory %d MiB is above this server's maximum %d MiB", worker.ErrBadRequest, req.Memory>>20, g.cfg.MaxMemory>>20)
 		}
 		limits.MemoryBytes = req.Memory
@@ -266,9 +281,11 @@ func (g *Gateway) Run(ctx context.Context, req RunRequest) (*worker.Ending, erro
 	catalog, _, _ := g.Catalog()
 	r, err := g.launcher.Start(ctx, worker.Request{Code: req.Code, Input: req.Input, Catalog: catalog, Limits: limits, Call: g.Call})
 	if err != nil {
+		g.running.Add(-1)
 		return nil, err
 	}
-	return r.Wait(), nil
+	go func() { <-r.Done(); g.running.Add(-1) }()
+	return r, nil
 }
 
 // Servers reports every configured server, sorted by name.

@@ -15,6 +15,7 @@ import (
 	"os"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -269,19 +270,8 @@ func TestManyTools(t *testing.T) {
 // go-sdk client.
 func TestMCPServerEndToEnd(t *testing.T) {
 	g := newTestGateway(t, testServer("demo", "demo"))
-	ct, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()
-	srv := NewServer(g)
-	ss, err := srv.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "test"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := mcpClient(t, g)
 
 	var names []string
 	for tool, err := range cs.Tools(ctx, nil) {
@@ -293,7 +283,7 @@ func TestMCPServerEndToEnd(t *testing.T) {
 			t.Errorf("run_js description does not list the tools:\n%s", tool.Description)
 		}
 	}
-	if strings.Join(names, ",") != "run_js,search_tools,server_info" {
+	if strings.Join(names, ",") != "list_js,run_js,search_tools,server_info,stop_js,wait_js" {
 		t.Fatalf("tools %v", names)
 	}
 
@@ -451,4 +441,211 @@ func TestRunningCap(t *testing.T) {
 	}
 	e := run(t, g, `return 2`, 0)
 	wantStatus(t, e, wire.StatusReturned)
+}
+
+// mcpClient connects a go-sdk client, as an agent, to g's MCP server.
+func mcpClient(t *testing.T, g *Gateway) *mcp.ClientSession {
+	t.Helper()
+	ct, st := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	ss, err := NewServer(g).Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "test"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// callTool calls one of the gateway's tools and returns its text and
+// structured content.
+func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (text string, structured map[string]any, isError bool) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	text = res.Content[0].(*mcp.TextContent).Text
+	b, _ := json.Marshal(res.StructuredContent)
+	_ = json.Unmarshal(b, &structured)
+	return text, structured, res.IsError
+}
+
+// TestLongRunningScripts: a program that outlives yield_ms keeps running;
+// wait_js returns each piece of output once and then the ending; stop_js
+// stops a program mid-call and names the call; one watcher at a time; the
+// per-session cap; list_js; unknown and foreign ids.
+func TestLongRunningScripts(t *testing.T) {
+	slow := testServer("bad", "misbehaving")
+	slow.CallTimeout = 700 * time.Millisecond
+	g := newTestGateway(t, slow, testServer("stuck", "misbehaving"))
+	cs := mcpClient(t, g)
+
+	// Yields, then ends: output split across returns, nothing lost or repeated.
+	text, st, _ := callTool(t, cs, "run_js", map[string]any{"yield_ms": 150,
+		"code": `console.log('one'); try { await tools.bad.hang({}) } catch (e) {} console.log('two'); return 'done'`})
+	if st["status"] != "running" || !strings.Contains(text, "one") {
+		t.Fatalf("run_js did not yield: %s", text)
+	}
+	id := st["scriptId"].(string)
+	if !strings.HasPrefix(id, "js-"+processTag+"-") {
+		t.Fatalf("script id %q does not carry the process tag", id)
+	}
+	text, st, _ = callTool(t, cs, "wait_js", map[string]any{"scriptId": id, "yield_ms": 5000})
+	out, _ := st["output"].(map[string]any)
+	if st["status"] != "returned" || out["text"] != "two\n" {
+		t.Fatalf("wait_js: %s", text)
+	}
+	text, st, _ = callTool(t, cs, "wait_js", map[string]any{"scriptId": id})
+	out, _ = st["output"].(map[string]any)
+	if st["status"] != "returned" || out["text"] != "" {
+		t.Fatalf("wait_js after the end must not repeat output: %s", text)
+	}
+
+	// Stopped mid-call: the ledger names the call in flight.
+	_, st, _ = callTool(t, cs, "run_js", map[string]any{"yield_ms": 100, "code": `await tools.stuck.hang({why: 'forever'})`})
+	stuckID := st["scriptId"].(string)
+
+	// One watcher at a time.
+	waiting := make(chan string)
+	go func() {
+		text, _, _ := callTool(t, cs, "wait_js", map[string]any{"scriptId": stuckID, "yield_ms": 1500})
+		waiting <- text
+	}()
+	time.Sleep(200 * time.Millisecond)
+	if text, _, isErr := callTool(t, cs, "stop_js", map[string]any{"scriptId": stuckID}); !isErr || !strings.Contains(text, "already waiting") {
+		t.Fatalf("a second watcher was not refused: %s", text)
+	}
+	<-waiting
+
+	// The per-session cap (the stuck script is one of three).
+	var extra []string
+	for i := 0; i < MaxRunningPerSession-1; i++ {
+		_, st, _ := callTool(t, cs, "run_js", map[string]any{"yield_ms": 50, "code": `await tools.stuck.hang({})`})
+		extra = append(extra, st["scriptId"].(string))
+	}
+	if text, _, isErr := callTool(t, cs, "run_js", map[string]any{"code": `return 1`}); !isErr || !strings.Contains(text, "already runs 3 programs") {
+		t.Fatalf("the fourth running script was not refused: %s", text)
+	}
+
+	text, _, _ = callTool(t, cs, "list_js", nil)
+	if !strings.Contains(text, stuckID+" running") || !strings.Contains(text, id+" returned") {
+		t.Fatalf("list_js:\n%s", text)
+	}
+
+	text, st, _ = callTool(t, cs, "stop_js", map[string]any{"scriptId": stuckID})
+	calls, _ := st["calls"].(map[string]any)
+	unseen, _ := calls["unseen"].([]any)
+	if st["status"] != "stopped" || len(unseen) != 1 || !strings.Contains(fmt.Sprint(unseen[0]), "forever") {
+		t.Fatalf("stop_js: %s", text)
+	}
+	for _, x := range extra {
+		callTool(t, cs, "stop_js", map[string]any{"scriptId": x})
+	}
+
+	if text, _, isErr := callTool(t, cs, "wait_js", map[string]any{"scriptId": "js-000000-abc"}); !isErr || !strings.Contains(text, "earlier run of this server") {
+		t.Fatalf("a foreign id: %s", text)
+	}
+	if text, _, isErr := callTool(t, cs, "wait_js", map[string]any{"scriptId": "js-" + processTag + "-nope"}); !isErr || !strings.Contains(text, "no script") {
+		t.Fatalf("an unknown id: %s", text)
+	}
+}
+
+// TestCloseStopsScripts: closing the gateway stops every running program and
+// reaps its worker.
+func TestCloseStopsScripts(t *testing.T) {
+	g := newTestGateway(t, testServer("bad", "misbehaving"))
+	cs := mcpClient(t, g)
+	_, st, _ := callTool(t, cs, "run_js", map[string]any{"yield_ms": 50, "code": `while (true) {}`})
+	all := g.scripts.all()
+	if len(all) != 1 || all[0].id != st["scriptId"] {
+		t.Fatalf("scripts %v, want the one run_js started", all)
+	}
+	sc := all[0]
+	pid := sc.run.PID()
+	g.Close()
+	if e := sc.run.Ending(); e == nil || e.Status != wire.StatusStopped {
+		t.Fatalf("after Close the script ended %+v, want stopped", e)
+	}
+	if err := syscall.Kill(pid, 0); err == nil {
+		t.Fatalf("worker %d still exists after Close", pid)
+	}
+}
+
+// TestProgressCancelAndSessionClose: progress notifications reach a real
+// client while it waits; cancelling the request ends the wait, not the
+// program; closing the session stops its programs.
+func TestProgressCancelAndSessionClose(t *testing.T) {
+	slow := testServer("bad", "misbehaving")
+	slow.CallTimeout = 1500 * time.Millisecond
+	g := newTestGateway(t, slow)
+	ct, st := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	ss, err := NewServer(g).Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notes atomic.Int32
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "test"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			if strings.Contains(req.Params.Message, "calls made") {
+				notes.Add(1)
+			}
+		},
+	}).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	params := &mcp.CallToolParams{Name: "run_js", Arguments: map[string]any{"yield_ms": 5000,
+		"code": `try { await tools.bad.hang({}) } catch (e) {} return 'ok'`}}
+	params.SetProgressToken("p1")
+	res, err := cs.CallTool(ctx, params)
+	if err != nil || res.IsError {
+		t.Fatalf("run_js: %v %+v", err, res)
+	}
+	if notes.Load() < 1 || notes.Load() > 3 {
+		t.Fatalf("%d progress notifications during a 1.5 s wait; want 1 to 3 (one a second)", notes.Load())
+	}
+
+	// Cancel the request: the wait ends, the program goes on.
+	cctx, cancel := context.WithCancel(ctx)
+	time.AfterFunc(300*time.Millisecond, cancel)
+	_, err = cs.CallTool(cctx, &mcp.CallToolParams{Name: "run_js", Arguments: map[string]any{"yield_ms": 60000, "code": `while (true) {}`}})
+	if err == nil {
+		t.Fatal("a cancelled run_js returned no error to its client")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	var running *script
+	for running == nil {
+		for _, sc := range g.scripts.all() {
+			if sc.run.Ending() == nil {
+				running = sc
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the cancelled request's program is not listed as running")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if running.run.Ending() != nil {
+		t.Fatalf("cancelling the request ended the program: %+v", running.run.Ending())
+	}
+
+	// Closing the session stops it.
+	cs.Close()
+	ss.Wait()
+	select {
+	case <-running.run.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the program outlived its MCP session")
+	}
+	if e := running.run.Ending(); e.Status != wire.StatusStopped {
+		t.Fatalf("after the session closed the program ended %s, want stopped", e.Status)
+	}
 }

@@ -39,6 +39,7 @@ The code is the body of an async function: use await at top level; ` + "`return`
 - A refused call (unknown tool, invalid arguments, server unavailable, lane full) throws ToolRefused: nothing was sent, safe to retry. A call that was sent but gave no usable answer throws ToolFailed (mayHaveRun: true).
 - ALL_TOOLS lists every tool with its schemas; input is the run's input; console.log/print write output (head and tail kept).
 - No file system, network, timers or modules: only the tools.
+- A program still running after yield_ms (default 10 s) returns a scriptId and goes on; wait_js, stop_js and list_js reach it.
 Use search_tools for exact argument and result types.`
 
 // NewServer returns the MCP server an agent talks to: run_js, search_tools
@@ -52,7 +53,8 @@ func NewServer(g *Gateway) *mcp.Server {
 			"code":{"type":"string","description":"the program: the body of an async function"},
 			"input":{"description":"any JSON, given to the program as the global input"},
 			"timeout_ms":{"type":"integer","minimum":1,"description":"the run's deadline in milliseconds"},
-			"memory_mb":{"type":"integer","minimum":1,"description":"the program's memory limit in MiB"}},
+			"memory_mb":{"type":"integer","minimum":1,"description":"the program's memory limit in MiB"},
+			"yield_ms":{"type":"integer","minimum":1,"description":"return after this long (default 10000, at most 120000) with a scriptId if the program is still running; it goes on until its timeout"}},
 			"required":["code"],"additionalProperties":false}`),
 	}, g.handleRunJS)
 	s.AddTool(&mcp.Tool{
@@ -64,6 +66,24 @@ func NewServer(g *Gateway) *mcp.Server {
 			"names":{"type":"array","items":{"type":"string"},"description":"exact tool names, as tool or server.tool"}},
 			"additionalProperties":false}`),
 	}, g.handleSearchTools)
+	s.AddTool(&mcp.Tool{
+		Name:        "wait_js",
+		Description: "Wait for a program that run_js left running: returns its ending, or after yield_ms its output since the last return and its calls so far.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{
+			"scriptId":{"type":"string"},
+			"yield_ms":{"type":"integer","minimum":1,"description":"default 10000, at most 120000"}},
+			"required":["scriptId"],"additionalProperties":false}`),
+	}, g.handleWaitJS)
+	s.AddTool(&mcp.Tool{
+		Name:        "stop_js",
+		Description: "Stop a program that run_js left running, and get its ending (its calls still in flight are named).",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"scriptId":{"type":"string"}},"required":["scriptId"],"additionalProperties":false}`),
+	}, g.handleStopJS)
+	s.AddTool(&mcp.Tool{
+		Name:        "list_js",
+		Description: "List this session's programs: id, state, age, calls made, and the start of a failure.",
+		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false}`),
+	}, g.handleListJS)
 	s.AddTool(&mcp.Tool{
 		Name:        "server_info",
 		Description: "The gateway's version, limits, downstream servers and their state, and which protections are enforced.",
@@ -111,14 +131,17 @@ func (g *Gateway) handleRunJS(ctx context.Context, req *mcp.CallToolRequest) (*m
 		Input     json.RawMessage `json:"input"`
 		TimeoutMs int64           `json:"timeout_ms"`
 		MemoryMB  int64           `json:"memory_mb"`
+		YieldMs   int64           `json:"yield_ms"`
 	}
 	if err := decodeArgs(req.Params.Arguments, &args); err != nil {
-		return textResult(true, "run_js: bad arguments: "+err.Error()+"; pass {code, input?, timeout_ms?, memory_mb?}", nil), nil
+		return textResult(true, "run_js: bad arguments: "+err.Error()+"; pass {code, input?, timeout_ms?, memory_mb?, yield_ms?}", nil), nil
 	}
 	if strings.TrimSpace(args.Code) == "" {
 		return textResult(true, "run_js: code is empty; pass the program as code", nil), nil
 	}
-	ending, err := g.Run(ctx, RunRequest{
+	// The program does not run on the request's context: a cancelled or
+	// finished request ends the wait, not the program (stop_js does that).
+	r, err := g.Start(context.Background(), RunRequest{
 		Code: args.Code, Input: args.Input,
 		Timeout: time.Duration(args.TimeoutMs) * time.Millisecond, Memory: args.MemoryMB << 20,
 	})
@@ -128,7 +151,13 @@ func (g *Gateway) handleRunJS(ctx context.Context, req *mcp.CallToolRequest) (*m
 		}
 		return nil, err
 	}
-	return textResult(errorStatuses[ending.Status], ending.Text(), ending), nil
+	sc := &script{id: newScriptID(), run: r, started: time.Now()}
+	if err := g.scripts.add(req.Session, sc); err != nil {
+		r.Stop("refused: too many programs in this session")
+		r.Wait()
+		return textResult(true, "run_js: "+err.Error(), nil), nil
+	}
+	return g.watch(ctx, req, sc, yieldOf(args.YieldMs)), nil
 }
 
 func (g *Gateway) handleSearchTools(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -3,6 +3,8 @@ package worker
 import (
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -39,7 +41,7 @@ func ChildMain(fd int) {
 	}
 	// Nothing but stdin, stdout, stderr and the socket: close whatever a
 	// careless parent may have leaked.
-	_ = unix.CloseRange(uint(fd)+1, ^uint(0), 0)
+	closeInherited(fd)
 
 	h := &childHost{fd: fd, max: wire.MaxStartFrame}
 	h.queueFrame(wire.TypeHello, wire.Hello{Protocol: wire.ProtocolVersion, PID: os.Getpid()}, nil)
@@ -103,6 +105,29 @@ func ChildMain(fd int) {
 	h.queueFrame(wire.TypeEnd, end, e.Value)
 	h.flush()
 	exit(exitOK)
+}
+
+// closeInherited closes every descriptor above the socket except the Go
+// runtime's own poller (an epoll instance and its wake-up eventfd), which
+// the runtime may have opened before main (a race-enabled build does): a
+// blanket close_range would pull it from under the runtime, which then
+// dies at its next poll.
+func closeInherited(socket int) {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil || n <= socket {
+			continue
+		}
+		target, err := os.Readlink("/proc/self/fd/" + e.Name())
+		if err != nil || strings.HasPrefix(target, "anon_inode:[eventpoll]") || strings.HasPrefix(target, "anon_inode:[eventfd]") {
+			continue // gone (it was ReadDir's own), or the runtime's poller
+		}
+		_ = unix.Close(n)
+	}
 }
 
 // warmJSON has encoding/json build its per-type caches for the frames of a

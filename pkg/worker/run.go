@@ -111,6 +111,13 @@ type Progress struct {
 // concurrently with the run; after the ending, the output is empty.
 func (r *Run) Progress() Progress { return r.s.progress() }
 
+// Calls is the call record so far, without taking any output.
+func (r *Run) Calls() Calls { return r.s.calls() }
+
+// OutputChars is how many characters of output the program has produced
+// since the last Progress, without taking them.
+func (r *Run) OutputChars() int64 { return r.s.outputChars() }
+
 // Start starts one run in a freshly spawned worker: NewLauncher without
 // spares, then Launcher.Start. See Launcher.Start.
 func Start(ctx context.Context, cfg Config, req Request) (*Run, error) {

@@ -11,9 +11,10 @@ import (
 	"github.com/run-js-server/run-js-server/pkg/wire"
 )
 
-// stderrTail is how much of a worker's stderr is kept for a crash report: a
-// Go panic's first lines or a C assertion.
-const stderrTail = 4 << 10
+// stderrKeep is how much of the start and of the end of a worker's stderr
+// is kept for a crash report: a Go crash's reason and its last frames, or a
+// C assertion.
+const stderrKeep = 2 << 10
 
 // exitWait bounds the wait for a process after SIGKILL to its group. SIGKILL
 // cannot be caught; only a process stuck in the kernel outlives this.
@@ -447,6 +448,18 @@ func (s *supervisor) finish(exited bool) *Ending {
 	return e
 }
 
+func (s *supervisor) calls() Calls {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ledger.record(s.dropped)
+}
+
+func (s *supervisor) outputChars() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.output.Total()
+}
+
 func (s *supervisor) progress() Progress {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -460,19 +473,32 @@ func (s *supervisor) wait() {
 	s.exited <- waitExit(s.p.cmd.Process.Pid)
 }
 
-// drainStderr keeps the last stderrTail bytes of the worker's stderr.
+// drainStderr keeps the first and the last stderrKeep bytes of the worker's
+// stderr: a Go crash says why in its first lines and where in its last.
 func (s *supervisor) drainStderr() {
-	var tail []byte
+	var head, tail []byte
+	cut := 0
 	buf := make([]byte, 4096)
 	for {
 		n, err := s.p.stderr.Read(buf)
-		tail = append(tail, buf[:n]...)
-		if len(tail) > stderrTail {
-			tail = append(tail[:0], tail[len(tail)-stderrTail:]...)
+		b := buf[:n]
+		if room := stderrKeep - len(head); room > 0 {
+			k := min(room, len(b))
+			head = append(head, b[:k]...)
+			b = b[k:]
+		}
+		tail = append(tail, b...)
+		if len(tail) > stderrKeep {
+			cut += len(tail) - stderrKeep
+			tail = append(tail[:0], tail[len(tail)-stderrKeep:]...)
 		}
 		if err != nil {
 			break
 		}
 	}
-	s.stderr <- string(tail)
+	out := string(head)
+	if cut > 0 {
+		out += fmt.Sprintf("\n[… %d bytes cut …]\n", cut)
+	}
+	s.stderr <- out + string(tail)
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // An MCP client on the TypeScript SDK that drives run-js-server over stdio:
-// it starts the gateway, checks that it lists exactly run_js, search_tools
-// and server_info, calls run_js once, and prints the whole CallToolResult as
+// it starts the gateway, checks that it lists exactly the gateway's six tools
+// (run_js, wait_js, stop_js, list_js, search_tools, server_info), calls run_js once, and prints the whole CallToolResult as
 // JSON on stdout. Any protocol error ends it with status 1 and a message on
 // stderr; a usage error, with status 2.
 //
@@ -16,7 +16,7 @@ import { parseArgs } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
-const EXPECTED_TOOLS = ["run_js", "search_tools", "server_info"];
+const EXPECTED_TOOLS = ["list_js", "run_js", "search_tools", "server_info", "stop_js", "wait_js"];
 // Bounds each MCP request, so that a gateway that never answers ends the
 // client with a message instead of a hang.
 const REQUEST_TIMEOUT_MS = 120_000;

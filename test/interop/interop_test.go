@@ -337,7 +337,7 @@ type ending struct {
 }
 
 // runJS runs client.mjs with program and timeoutMs (0: the default), checks
-// that the client saw exactly run_js, search_tools and server_info, and
+// that the client saw exactly the gateway's six tools, and
 // returns run_js's result and its raw JSON.
 func runJS(t *testing.T, e *env, program string, timeoutMs int) (*callToolResult, []byte) {
 	t.Helper()
@@ -380,7 +380,7 @@ func runJS(t *testing.T, e *env, program string, timeoutMs int) (*callToolResult
 			}
 		}
 	}
-	if want := []string{"run_js", "search_tools", "server_info"}; !slices.Equal(listed, want) {
+	if want := []string{"list_js", "run_js", "search_tools", "server_info", "stop_js", "wait_js"}; !slices.Equal(listed, want) {
 		t.Fatalf("the TypeScript client saw tools %q, want exactly %q; stderr:\n%s", listed, want, &stderr)
 	}
 
