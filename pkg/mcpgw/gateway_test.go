@@ -649,3 +649,25 @@ func TestProgressCancelAndSessionClose(t *testing.T) {
 		t.Fatalf("after the session closed the program ended %s, want stopped", e.Status)
 	}
 }
+
+// TestEndingsExpire: a session keeps its KeptEndingsPerSession latest
+// endings; older ones are gone, with a clear error.
+func TestEndingsExpire(t *testing.T) {
+	g := newTestGateway(t)
+	cs := mcpClient(t, g)
+	var first string
+	for i := 0; i <= KeptEndingsPerSession; i++ {
+		callTool(t, cs, "run_js", map[string]any{"code": `return 1`})
+		if i == 0 {
+			_, st, _ := callTool(t, cs, "list_js", nil)
+			first = st["scripts"].([]any)[0].(map[string]any)["scriptId"].(string)
+		}
+	}
+	_, st, _ := callTool(t, cs, "list_js", nil)
+	if n := len(st["scripts"].([]any)); n != KeptEndingsPerSession {
+		t.Fatalf("list_js lists %d scripts, want the %d latest", n, KeptEndingsPerSession)
+	}
+	if text, _, isErr := callTool(t, cs, "wait_js", map[string]any{"scriptId": first}); !isErr || !strings.Contains(text, "expired") {
+		t.Fatalf("the oldest ending did not expire: %s", text)
+	}
+}

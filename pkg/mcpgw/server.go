@@ -234,6 +234,10 @@ type LimitsInfo struct {
 	StopGraceMs    int64       `json:"stopGraceMs"`
 	SpareWorkers   int         `json:"spareWorkers"`
 	MaxRunning     int         `json:"maxRunningPrograms"`
+	PerSession     int         `json:"maxRunningPerSession"`
+	KeptEndings    int         `json:"keptEndingsPerSession"`
+	DefaultYieldMs int64       `json:"defaultYieldMs"`
+	MaxYieldMs     int64       `json:"maxYieldMs"`
 }
 
 // ToolProblem names a tool whose schema could not be compiled.
@@ -269,6 +273,8 @@ func (g *Gateway) info() Info {
 			Run: g.cfg.Limits, MaxTimeoutMs: g.cfg.MaxTimeout.Milliseconds(), MaxMemoryBytes: g.cfg.MaxMemory,
 			MaxWorkerFrame: wire.MaxWorkerFrame, OutputChars: wire.OutputHeadChars + wire.OutputTailChars,
 			StopGraceMs: wire.StopGrace.Milliseconds(), SpareWorkers: g.opts.Worker.Spares, MaxRunning: int(g.maxRunning),
+			PerSession: MaxRunningPerSession, KeptEndings: KeptEndingsPerSession,
+			DefaultYieldMs: DefaultYield.Milliseconds(), MaxYieldMs: MaxYield.Milliseconds(),
 		},
 		Servers: g.Servers(), Tools: len(catalog), Protection: protections, Warnings: g.cfg.Warnings,
 	}
