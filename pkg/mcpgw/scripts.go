@@ -68,6 +68,28 @@ type scriptTable struct {
 	bySession map[*mcp.ServerSession][]*script // oldest first
 }
 
+// running counts a session's scripts still running. Call with t.mu held.
+func (t *scriptTable) runningLocked(ss *mcp.ServerSession) int {
+	n := 0
+	for _, x := range t.bySession[ss] {
+		if x.run.Ending() == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// room says whether the session may start another script: checked before a
+// worker is taken, so a refused run starts nothing.
+func (t *scriptTable) room(ss *mcp.ServerSession) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if n := t.runningLocked(ss); n >= MaxRunningPerSession {
+		return fmt.Errorf("%w: this session already runs %d programs, its cap; nothing was started: wait for one (wait_js) or stop one (stop_js)", ErrBusy, n)
+	}
+	return nil
+}
+
 // add registers a running script, unless the session already runs
 // MaxRunningPerSession; it drops the oldest endings past KeptEndingsPerSession.
 func (t *scriptTable) add(ss *mcp.ServerSession, sc *script) error {
@@ -81,16 +103,10 @@ func (t *scriptTable) add(ss *mcp.ServerSession, sc *script) error {
 		// A closed session stops its scripts.
 		go func() { _ = ss.Wait(); t.closeSession(ss) }()
 	}
-	running, ended := 0, 0
-	for _, x := range list {
-		if x.run.Ending() == nil {
-			running++
-		} else {
-			ended++
-		}
-	}
-	if running >= MaxRunningPerSession {
-		return fmt.Errorf("%w: this session already runs %d programs, its cap; nothing was started: wait for one (wait_js) or stop one (stop_js)", ErrBusy, running)
+	running := t.runningLocked(ss)
+	ended := len(list) - running
+	if running >= MaxRunningPerSession { // lost a race with room: rare
+		return fmt.Errorf("%w: this session already runs %d programs, its cap: wait for one (wait_js) or stop one (stop_js)", ErrBusy, running)
 	}
 	for ended >= KeptEndingsPerSession { // drop the oldest ended
 		for i, x := range list {

@@ -139,6 +139,9 @@ func (g *Gateway) handleRunJS(ctx context.Context, req *mcp.CallToolRequest) (*m
 	if strings.TrimSpace(args.Code) == "" {
 		return textResult(true, "run_js: code is empty; pass the program as code", nil), nil
 	}
+	if err := g.scripts.room(req.Session); err != nil {
+		return textResult(true, "run_js: "+err.Error(), nil), nil
+	}
 	// The program does not run on the request's context: a cancelled or
 	// finished request ends the wait, not the program (stop_js does that).
 	r, err := g.Start(context.Background(), RunRequest{
