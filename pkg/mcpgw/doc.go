@@ -1,11 +1,14 @@
 // Package mcpgw is the gateway: the config, the clients of the downstream MCP
 // servers, the catalog of the tools programs may call, the validation of a
-// call's arguments, and the MCP server an agent talks to (run_js,
-// search_tools, server_info). It also holds the demo downstream server.
+// call's arguments, and the MCP server an agent talks to (run_js, wait_js,
+// stop_js, list_js, search_tools, server_info), with the table of programs
+// left running past their yield (scripts.go). It also holds the demo
+// downstream server.
 //
 // Ownership: a Gateway owns its downstream sessions and their processes
 // (stdio servers run in their own process groups and are stopped by Close),
-// one lane per server (package lanes) that bounds the calls in flight, and a
+// one lane per server (package lanes) that bounds the calls in flight, the
+// programs agents started (stopped and reaped by Close), and a
 // worker.Launcher with spare workers. A call of a program reaches a server
 // only through Gateway.Call, which refuses (nothing sent) on an unknown or
 // unavailable server, invalid arguments or a full lane, and otherwise sends
