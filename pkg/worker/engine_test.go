@@ -33,6 +33,18 @@ func TestEngineAttacks(t *testing.T) {
 				for (let i = 0; i < 50; i++) { const e = new Error(P.slice(100, 1000)); e.stack = P.slice(i, 2000); console.log(e) }
 				const e = new TypeError(P.slice(2000, 2600)); e.stack = P.slice(0, 3000); throw e`,
 			status: wire.StatusThrew, errHas: []string{"TypeError: " + string([]rune{0x4e00 + 2000, 0x4e00 + 2001, 0x4e00 + 2002})}},
+		{name: "arrays grown through .length then pushed, then collected (issue 13)", patch: "0002",
+			code: `const keep = [];
+				for (let i = 0; i < 40; i++) { const a = [0]; a.length = 245; a.push({i}); keep.push(a) }
+				let junk = []; for (let i = 0; i < 300000; i++) junk.push({i}); junk = null;
+				return keep.every((a, i) => a.length === 246 && a[0] === 0 && a[245].i === i && !(1 in a) && !(244 in a))`,
+			status: wire.StatusReturned, value: `true`},
+		{name: "arrays shrunk, regrown through .length, then pushed", patch: "0002",
+			code: `const keep = [];
+				for (let i = 0; i < 40; i++) { const a = [{a: 1}, {b: 2}, {c: 3}, {d: 4}, {e: 5}]; a.length = 2; a.length = 5; a.push({f: i}); keep.push(a) }
+				let junk = []; for (let i = 0; i < 300000; i++) junk.push({i}); junk = null;
+				return keep.every((a, i) => a.length === 6 && a[1].b === 2 && a[5].f === i && !(2 in a) && a[3] === undefined)`,
+			status: wire.StatusReturned, value: `true`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,7 +4,7 @@
    other engine sources (the pristine module's, or before a patch) could be
    reused. third_party/quickjs-ng/pin_test.go checks it; its
    -update-cache-key flag rewrites it.
-   engine-sources-sha256: 81bf351b9bddb39a11108d05fc545996ba72aca08591e0dc17402d83c4de0aa0 */
+   engine-sources-sha256: 009e2767cb3827463efeddaf85985aa97ee071b6687580835c54a99ed9439316 */
 #include "deps/quickjs/quickjs.c"
 
 int QuickjsGoPollInterrupt(JSContext *ctx) {

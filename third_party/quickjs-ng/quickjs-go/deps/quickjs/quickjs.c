@@ -43280,7 +43280,16 @@ static JSValue js_array_push(JSContext *ctx, JSValueConst this_val,
                        (p->shape->prop->flags & JS_PROP_WRITABLE))) {
                 array_len = JS_VALUE_GET_INT(p->prop[0].u.value);
                 new_len = array_len + argc;
-                if (likely(new_len >= array_len && new_len <= (uint32_t)INT32_MAX)) { /* no overflow and within fast-array bounds */
+                /* run-js-server patch 0002: a fast array's "length" can be
+                   larger than its element count (after "a.length = n"
+                   grows it, the array stays fast). The fast path below
+                   writes at values[array_len] and then counts every slot
+                   up to new_len as live, so the slots between count and
+                   array_len (never written, or holding pointers to values
+                   already freed by a shrink) would be read, marked and
+                   freed as values. Take it only when length == count. */
+                if (likely(array_len == p->u.array.count &&
+                           new_len >= array_len && new_len <= (uint32_t)INT32_MAX)) { /* no overflow and within fast-array bounds */
                     if (unlikely(new_len > p->u.array.u1.size)) {
                         if (expand_fast_array(ctx, p, new_len))
                             return JS_EXCEPTION;
