@@ -15,6 +15,11 @@ import (
 // wideJS builds a flat wide string of n distinct characters, U+4E00 up.
 const wideJS = `const wide = n => Array.from({length: n}, (_, i) => String.fromCharCode(0x4e00 + i)).join('');`
 
+// churnJS defines churn(), which allocates enough short-lived objects to run
+// the cycle collector (the runtime's GC threshold is 256 KiB): a program has
+// no gc() to call.
+const churnJS = `function churn() { let j = []; for (let i = 0; i < 20000; i++) j.push({i}); j = null }`
+
 func TestEngineAttacks(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -45,6 +50,17 @@ func TestEngineAttacks(t *testing.T) {
 				let junk = []; for (let i = 0; i < 300000; i++) junk.push({i}); junk = null;
 				return keep.every((a, i) => a.length === 6 && a[1].b === 2 && a[5].f === i && !(2 in a) && a[3] === undefined)`,
 			status: wire.StatusReturned, value: `true`},
+		{name: "DisposableStack: a disposer collects after an earlier one was freed", patch: "0003",
+			code: churnJS + `let n = 0;
+				for (let k = 0; k < 20; k++) {
+					const s = new DisposableStack();
+					s.adopt({k}, () => { churn(); n++ });   // disposed last: collects
+					for (let i = 0; i < 8; i++) s.use({i, [Symbol.dispose]() { n++ }});
+					s.defer(() => { n++ });                  // disposed first
+					s.dispose();
+				}
+				return n`,
+			status: wire.StatusReturned, value: `200`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

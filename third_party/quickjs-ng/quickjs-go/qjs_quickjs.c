@@ -4,7 +4,7 @@
    other engine sources (the pristine module's, or before a patch) could be
    reused. third_party/quickjs-ng/pin_test.go checks it; its
    -update-cache-key flag rewrites it.
-   engine-sources-sha256: 009e2767cb3827463efeddaf85985aa97ee071b6687580835c54a99ed9439316 */
+   engine-sources-sha256: 80e0095b6c2ad580a6e619d92e626c8c366ff1a0020fd0cc4bf2969c5a402b4b */
 #include "deps/quickjs/quickjs.c"
 
 int QuickjsGoPollInterrupt(JSContext *ctx) {

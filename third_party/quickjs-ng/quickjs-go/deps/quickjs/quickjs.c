@@ -53636,25 +53636,37 @@ static int js_dispose_resources(JSContext *ctx, JSDisposableStack *ds,
     /* dispose in LIFO order */
     for (i = ds->resource_count - 1; i >= 0; i--) {
         JSDisposableResource *res = &ds->resources[i];
-        JSValue ret;
-        if (JS_IsUndefined(res->method)) {
+        JSValue ret, value, method;
+        int hint;
+        /* run-js-server patch 0003: take the resource out of the stack
+           before running its disposer. The stack keeps resource_count
+           until the loop ends, so js_disposable_stack_mark() (a collection
+           run by a later disposer) visited the value and method of
+           resources already freed here: a use-after-free. The slot now
+           holds undefined, and this function owns the references. */
+        value = res->value;
+        method = res->method;
+        hint = res->hint;
+        res->value = JS_UNDEFINED;
+        res->method = JS_UNDEFINED;
+        if (JS_IsUndefined(method)) {
             /* null/undefined resource, skip */
-            JS_FreeValue(ctx, res->value);
+            JS_FreeValue(ctx, value);
             continue;
         }
-        switch (res->hint) {
+        switch (hint) {
         case JS_DISPOSE_HINT_ADOPT:
-            ret = JS_Call(ctx, res->method, JS_UNDEFINED, 1, vc(&res->value));
+            ret = JS_Call(ctx, method, JS_UNDEFINED, 1, vc(&value));
             break;
         case JS_DISPOSE_HINT_DEFER:
-            ret = JS_Call(ctx, res->method, JS_UNDEFINED, 0, NULL);
+            ret = JS_Call(ctx, method, JS_UNDEFINED, 0, NULL);
             break;
         default: /* JS_DISPOSE_HINT_SYNC */
-            ret = JS_Call(ctx, res->method, res->value, 0, NULL);
+            ret = JS_Call(ctx, method, value, 0, NULL);
             break;
         }
-        JS_FreeValue(ctx, res->value);
-        JS_FreeValue(ctx, res->method);
+        JS_FreeValue(ctx, value);
+        JS_FreeValue(ctx, method);
         if (JS_IsException(ret)) {
             JSValue new_error = JS_GetException(ctx);
             if (has_error) {
