@@ -61,6 +61,31 @@ func TestEngineAttacks(t *testing.T) {
 				}
 				return n`,
 			status: wire.StatusReturned, value: `200`},
+		{name: "AsyncDisposableStack: a step's reject handler called with no argument", patch: "0004",
+			code: churnJS + `const then = Promise.prototype.then;
+				let saved = [], threw = 0;
+				Promise.prototype.then = function (f, r) { if (typeof r === 'function') saved.push(r); return Promise.resolve() };
+				for (let k = 0; k < 20; k++) { const s = new AsyncDisposableStack(); s.use(undefined); s.defer(() => {}); s.disposeAsync() }
+				Promise.prototype.then = then;
+				const caught = new Set();
+				for (const r of saved) { try { r() } catch (e) { caught.add(e === undefined ? 'undefined' : typeof e) } churn() }
+				return [saved.length, ...caught]`,
+			status: wire.StatusReturned, value: `[20,"undefined"]`},
+		{name: "AsyncDisposableStack: a rethrow's reject handler called with no argument", patch: "0004",
+			code: churnJS + `const then = Promise.prototype.then;
+				let saved = [], calls = 0;
+				Promise.prototype.then = function (f, r) {
+					calls++;
+					if (calls === 1) return r({previous: 1});  // drives the step into its rethrow branch
+					if (calls === 2) saved.push(r);           // the rethrow's reject handler
+					return Promise.resolve();
+				};
+				for (let k = 0; k < 20; k++) { calls = 0; const s = new AsyncDisposableStack(); s.defer(() => undefined); s.defer(() => { throw {first: k} }); s.disposeAsync() }
+				Promise.prototype.then = then;
+				const caught = new Set();
+				for (const r of saved) { try { r() } catch (e) { caught.add(e instanceof SuppressedError && e.error === undefined && e.suppressed.previous === 1) } churn() }
+				return [saved.length, ...caught]`,
+			status: wire.StatusReturned, value: `[20,true]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,7 +4,7 @@
    other engine sources (the pristine module's, or before a patch) could be
    reused. third_party/quickjs-ng/pin_test.go checks it; its
    -update-cache-key flag rewrites it.
-   engine-sources-sha256: 80e0095b6c2ad580a6e619d92e626c8c366ff1a0020fd0cc4bf2969c5a402b4b */
+   engine-sources-sha256: 014c0a0764fa0fe05cfbc43834a6d22aca60e5e887ea09f9be8c3172200ab314 */
 #include "deps/quickjs/quickjs.c"
 
 int QuickjsGoPollInterrupt(JSContext *ctx) {

@@ -54007,7 +54007,8 @@ static JSValue js_async_dispose_step(JSContext *ctx, JSValueConst this_val,
             return JS_EXCEPTION;
         resolve_fn = JS_NewCFunctionData(ctx, js_async_dispose_rethrow, 0, 0,
                                          1, &prev_err);
-        reject_fn = JS_NewCFunctionData(ctx, js_async_dispose_rethrow, 0, 1,
+        /* run-js-server patch 0004: length 1, see js_disposable_stack_dispose */
+        reject_fn = JS_NewCFunctionData(ctx, js_async_dispose_rethrow, 1, 1,
                                         1, &prev_err);
         then_args[0] = resolve_fn;
         then_args[1] = reject_fn;
@@ -54118,7 +54119,14 @@ static JSValue js_disposable_stack_dispose(JSContext *ctx,
             data[2] = hint_val;
             resolve_fn = JS_NewCFunctionData(ctx, js_async_dispose_step, 0, 0,
                                              3, data);
-            reject_fn = JS_NewCFunctionData(ctx, js_async_dispose_step, 0, 1,
+            /* run-js-server patch 0004: a reject handler (magic 1) reads
+               argv[0], the reason. js_c_function_data_call() pads argv with
+               undefined only up to the declared length, so with length 0 a
+               call with no argument (a program's own Promise.prototype.then
+               can keep the handler and call it so) read past the caller's
+               arguments and dup'ed whatever was there. Declare length 1,
+               here and for js_async_dispose_rethrow's reject handler. */
+            reject_fn = JS_NewCFunctionData(ctx, js_async_dispose_step, 1, 1,
                                             3, data);
             JS_FreeValue(ctx, hint_val);
             JS_FreeValue(ctx, res->value);
