@@ -86,6 +86,14 @@ func TestEngineAttacks(t *testing.T) {
 				for (const r of saved) { try { r() } catch (e) { caught.add(e instanceof SuppressedError && e.error === undefined && e.suppressed.previous === 1) } churn() }
 				return [saved.length, ...caught]`,
 			status: wire.StatusReturned, value: `[20,true]`},
+		{name: "RegExp.escape of a rope (issue 13)", patch: "0005",
+			code: `const out = [];
+				for (const [unit, n] of [['a', 50000], ['a.b-c|d', 4000], ['\u20ac\u2603', 4000], ['x', 700]]) {
+					const rope = unit.repeat(n) + unit.repeat(n), flat = unit.repeat(2 * n);
+					out.push(RegExp.escape(rope) === RegExp.escape(flat));
+				}
+				return out`,
+			status: wire.StatusReturned, value: `[true,true,true,true]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,7 +4,7 @@
    other engine sources (the pristine module's, or before a patch) could be
    reused. third_party/quickjs-ng/pin_test.go checks it; its
    -update-cache-key flag rewrites it.
-   engine-sources-sha256: 014c0a0764fa0fe05cfbc43834a6d22aca60e5e887ea09f9be8c3172200ab314 */
+   engine-sources-sha256: ed8c13e3d7ee511e21ff874a37bd6e7faa6f19845263fb5bfc0f0d4cd5e6cf5d */
 #include "deps/quickjs/quickjs.c"
 
 int QuickjsGoPollInterrupt(JSContext *ctx) {
