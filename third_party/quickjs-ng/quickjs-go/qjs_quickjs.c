@@ -4,7 +4,7 @@
    other engine sources (the pristine module's, or before a patch) could be
    reused. third_party/quickjs-ng/pin_test.go checks it; its
    -update-cache-key flag rewrites it.
-   engine-sources-sha256: ed8c13e3d7ee511e21ff874a37bd6e7faa6f19845263fb5bfc0f0d4cd5e6cf5d */
+   engine-sources-sha256: 35eb7c5c0643d1af3351aa55a5b3885de0af24d4fc22a7dfb9ff12eed1d55106 */
 #include "deps/quickjs/quickjs.c"
 
 int QuickjsGoPollInterrupt(JSContext *ctx) {
