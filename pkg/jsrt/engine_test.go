@@ -253,3 +253,80 @@ func regexpCompileOOMAttack() error {
 	rt.Close()
 	return nil
 }
+
+// TestEngineResolvingFunctionsOOM is patch 0007: when creating a promise's
+// second resolving function runs out of memory, the first must not be left
+// behind in the caller's array, freed. The child fills the heap, then frees
+// it a small object at a time and, with spacers of every size in between,
+// calls async functions and generators and makes promises, so that each
+// allocation on those paths fails at some step. Without the patch an async
+// function call that fails there frees its resolve function twice.
+func TestEngineResolvingFunctionsOOM(t *testing.T) {
+	inChild(t, "resolving-functions-oom", resolvingFunctionsOOMAttack)
+}
+
+func resolvingFunctionsOOMAttack() error {
+	rt, ctx := newEngine()
+	rt.SetMemoryLimit(2 << 20)
+	v, err := evalValue(ctx, `
+		async function af(x) { return x }
+		async function* ag(x) { yield x }
+		const attempts = [
+			() => af(1),
+			() => ag(1).next(),
+			() => new Promise(r => r(1)),
+			() => Promise.resolve(1).then(x => x),
+			() => af(1).then(x => x),
+		];
+		let ok = 0, failed = 0;
+		for (const attempt of attempts) {
+			let head = null;
+			try { for (;;) head = {next: head} } catch (e) {}
+			for (let steps = 0; head !== null && steps < 300; steps++) {
+				head = head.next;
+				for (let size = 0; size <= 160; size += 8) {
+					let spacer = null;
+					try { spacer = new Uint8Array(size) } catch (e) {}
+					try { attempt(); ok++ } catch (e) { failed++ }
+					spacer = null;
+				}
+			}
+			head = null;
+		}
+		[ok > 0, failed > 0].join()`)
+	if err != nil {
+		return err
+	}
+	got := v.ToString()
+	v.Free()
+	if got != "true,true" {
+		return fmt.Errorf("some attempts succeeded, some failed = %s, want true,true", got)
+	}
+	for i := 0; i < 100; i++ {
+		if ctx.LoopOnce() <= 0 {
+			break
+		}
+	}
+	check, err := evalValue(ctx, `let r = 0; af(41).then(x => { r = x + 1 }); 'ran'`)
+	if err != nil {
+		return err
+	}
+	check.Free()
+	for i := 0; i < 100; i++ {
+		if ctx.LoopOnce() <= 0 {
+			break
+		}
+	}
+	after, err := evalValue(ctx, `r`)
+	if err != nil {
+		return err
+	}
+	r := after.ToString()
+	after.Free()
+	if r != "42" {
+		return fmt.Errorf("after the attempts, an async function's result is %s, want 42", r)
+	}
+	ctx.Close()
+	rt.Close()
+	return nil
+}

@@ -4,7 +4,7 @@
    other engine sources (the pristine module's, or before a patch) could be
    reused. third_party/quickjs-ng/pin_test.go checks it; its
    -update-cache-key flag rewrites it.
-   engine-sources-sha256: 35eb7c5c0643d1af3351aa55a5b3885de0af24d4fc22a7dfb9ff12eed1d55106 */
+   engine-sources-sha256: c9d69f533fe47fbc5876c914aed93c28f426c6acb78de233a04a076a9e853883 */
 #include "deps/quickjs/quickjs.c"
 
 int QuickjsGoPollInterrupt(JSContext *ctx) {

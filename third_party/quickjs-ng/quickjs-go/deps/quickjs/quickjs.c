@@ -20892,6 +20892,9 @@ static int js_async_function_resolve_create(JSContext *ctx,
         if (JS_IsException(resolving_funcs[i])) {
             if (i == 1)
                 JS_FreeValue(ctx, resolving_funcs[0]);
+            /* run-js-server patch 0007: leave no freed value behind */
+            resolving_funcs[0] = JS_UNDEFINED;
+            resolving_funcs[1] = JS_UNDEFINED;
             return -1;
         }
         p = JS_VALUE_GET_OBJ(resolving_funcs[i]);
@@ -21131,6 +21134,9 @@ static int js_async_generator_resolve_function_create(JSContext *ctx,
         if (JS_IsException(func)) {
             if (i == 1)
                 JS_FreeValue(ctx, resolving_funcs[0]);
+            /* run-js-server patch 0007: leave no freed value behind */
+            resolving_funcs[0] = JS_UNDEFINED;
+            resolving_funcs[1] = JS_UNDEFINED;
             return -1;
         }
         resolving_funcs[i] = func;
@@ -54500,6 +54506,16 @@ static int js_create_resolving_functions(JSContext *ctx,
     JSPromiseFunctionDataResolved *sr;
     int i, ret;
 
+    /* run-js-server patch 0007: when the second function cannot be made,
+       the first was freed below but stayed in resolving_funcs, and callers
+       free what is there: js_async_function_call() keeps the array in its
+       JSAsyncFunctionData (initialised to undefined) and
+       js_async_function_free() freed the resolve function a second time
+       (a use-after-free when an async function is called near the memory
+       limit). On failure the array now holds undefined, and it always holds
+       something the caller may free. */
+    resolving_funcs[0] = JS_UNDEFINED;
+    resolving_funcs[1] = JS_UNDEFINED;
     sr = js_malloc(ctx, sizeof(*sr));
     if (!sr)
         return -1;
@@ -54515,9 +54531,8 @@ static int js_create_resolving_functions(JSContext *ctx,
         if (!s) {
             JS_FreeValue(ctx, obj);
         fail:
-
-            if (i != 0)
-                JS_FreeValue(ctx, resolving_funcs[0]);
+            JS_FreeValue(ctx, resolving_funcs[0]); /* undefined if i == 0 */
+            resolving_funcs[0] = JS_UNDEFINED;
             ret = -1;
             break;
         }
