@@ -330,3 +330,48 @@ func resolvingFunctionsOOMAttack() error {
 	rt.Close()
 	return nil
 }
+
+// TestEngineCallSiteOOM is patch 0008: when storing a CallSite in the array
+// given to Error.prepareStackTrace fails for lack of memory, the CallSite and
+// the frame data it took over must be freed once. The child makes errors
+// from deep calls while sweeping the free memory, as above.
+func TestEngineCallSiteOOM(t *testing.T) {
+	inChild(t, "callsite-oom", callSiteOOMAttack)
+}
+
+func callSiteOOMAttack() error {
+	rt, ctx := newEngine()
+	rt.SetMemoryLimit(2 << 20)
+	v, err := evalValue(ctx, `
+		Error.prepareStackTrace = (e, frames) => frames;
+		Error.stackTraceLimit = 64;
+		function deep(n) { return n === 0 ? new Error('x') : deep(n - 1) }
+		let made = 0, failed = 0;
+		for (const depth of [5, 20, 60]) {
+			let head = null;
+			try { for (;;) head = {next: head} } catch (e) {}
+			for (let steps = 0; head !== null && steps < 300; steps++) {
+				head = head.next;
+				for (let size = 0; size <= 160; size += 8) {
+					let spacer = null;
+					try { spacer = new Uint8Array(size) } catch (e) {}
+					try { if (deep(depth).stack) made++ } catch (e) { failed++ }
+					spacer = null;
+				}
+			}
+			head = null;
+		}
+		const frames = deep(3).stack;
+		[made > 0, Array.isArray(frames) && frames.length >= 4 && typeof frames[0].getFunctionName === 'function'].join()`)
+	if err != nil {
+		return err
+	}
+	got := v.ToString()
+	v.Free()
+	if got != "true,true" {
+		return fmt.Errorf("errors made at the limit, CallSites after = %s, want true,true", got)
+	}
+	ctx.Close()
+	rt.Close()
+	return nil
+}

@@ -4,7 +4,7 @@
    other engine sources (the pristine module's, or before a patch) could be
    reused. third_party/quickjs-ng/pin_test.go checks it; its
    -update-cache-key flag rewrites it.
-   engine-sources-sha256: c9d69f533fe47fbc5876c914aed93c28f426c6acb78de233a04a076a9e853883 */
+   engine-sources-sha256: 091f130fbafd5f442e8a25658207240be5ba6da1eac94c9d3dc7bd41f6d4fc1d */
 #include "deps/quickjs/quickjs.c"
 
 int QuickjsGoPollInterrupt(JSContext *ctx) {

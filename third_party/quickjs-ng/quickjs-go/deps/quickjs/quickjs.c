@@ -7930,10 +7930,11 @@ static void build_backtrace(JSContext *ctx, JSValueConst error_val,
                 JSValue v = js_new_callsite(ctx, &csd[j]);
                 if (JS_IsException(v))
                     break;
-                if (JS_DefinePropertyValueUint32(ctx, stack, j, v, JS_PROP_C_W_E) < 0) {
-                    JS_FreeValue(ctx, v);
+                /* run-js-server patch 0008: JS_DefinePropertyValueUint32()
+                   consumes v, on failure too; freeing it here freed the
+                   CallSite twice. */
+                if (JS_DefinePropertyValueUint32(ctx, stack, j, v, JS_PROP_C_W_E) < 0)
                     break;
-                }
             }
         }
         // Clear the csd's we didn't use in case of error.
@@ -62088,6 +62089,13 @@ static JSValue js_new_callsite(JSContext *ctx, JSCallSiteData *csd) {
     }
 
     memcpy(csd1, csd, sizeof(*csd));
+    /* run-js-server patch 0008: the CallSite now owns these values. Clear
+       them in the caller's array, whose unused entries build_backtrace()
+       frees after a failure (they were freed a second time when the
+       CallSite itself was freed). */
+    csd->filename = JS_UNDEFINED;
+    csd->func = JS_UNDEFINED;
+    csd->func_name = JS_UNDEFINED;
 
     JS_SetOpaqueInternal(obj, csd1);
 
