@@ -375,3 +375,52 @@ func callSiteOOMAttack() error {
 	rt.Close()
 	return nil
 }
+
+// TestEngineCoroutinesTearDown is a guard for patch 0009, which makes the
+// var_refs of coroutine frames GC objects holding their coroutine: every
+// kind of coroutine, suspended or finished, with closures and mapped
+// arguments over its locals, must still be freed, so that freeing the
+// runtime finds no object left (JS_FreeRuntime asserts it and aborts).
+func TestEngineCoroutinesTearDown(t *testing.T) {
+	inChild(t, "coroutines-tear-down", coroutinesTearDownAttack)
+}
+
+func coroutinesTearDownAttack() error {
+	rt, ctx := newEngine()
+	v, err := evalValue(ctx, `
+		globalThis.keep = [];
+		const never = () => new Promise(() => {});
+		const AsyncFunction = (async function () {}).constructor;
+		const argsAsync = AsyncFunction('a', 'keep.push(() => arguments); await never()');
+		function* argsGen(a) { keep.push(() => arguments); yield a }
+		for (let i = 0; i < 200; i++) {
+			(async () => { const x = {i}; keep.push(() => x); await never() })();
+			(async () => { const x = {i}; const f = () => x; x.f = f; await never() })();
+			(async () => { const x = {i}; keep.push(() => x); await null; return x })();
+			const g = (function* () { const y = {i}; keep.push(() => y); yield 1; yield 2 })(); g.next(); keep.push(g);
+			(function* () { const y = {i}; y.g = () => y; yield 1 })().next();
+			const ag = (async function* () { const z = {i}; keep.push(() => z); yield 1; await never() })(); ag.next(); ag.next();
+			argsAsync(i);
+			argsGen(i).next();
+		}
+		keep.length`)
+	if err != nil {
+		return err
+	}
+	v.Free()
+	for i := 0; i < 1000 && ctx.LoopOnce() > 0; i++ {
+	}
+	rt.RunGC()
+	check, err := evalValue(ctx, `keep.filter(f => typeof f === 'function').every(f => f() !== undefined)`)
+	if err != nil {
+		return err
+	}
+	got := check.ToString()
+	check.Free()
+	if got != "true" {
+		return fmt.Errorf("after a collection, every kept closure reaches its variable = %s, want true", got)
+	}
+	ctx.Close()
+	rt.Close() // aborts if any object was leaked (or freed twice)
+	return nil
+}

@@ -94,6 +94,42 @@ func TestEngineAttacks(t *testing.T) {
 				}
 				return out`,
 			status: wire.StatusReturned, value: `[true,true,true,true]`},
+		{name: "a suspended async function reachable only through a closure survives a collection", patch: "0009",
+			code: churnJS + `const leaked = [];
+				async function step(i) { const d = {i, w: Promise.withResolvers()}; leaked.push(() => d); await d.w.promise }
+				for (let i = 0; i < 50; i++) step(i);
+				churn(); churn();
+				return leaked.every((f, i) => f().i === i && typeof f().w.resolve === 'function')`,
+			status: wire.StatusReturned, value: `true`},
+		{name: "a suspended generator in a cycle, reachable only through a closure, survives a collection", patch: "0009",
+			code: churnJS + `const leaked = [];
+				for (let i = 0; i < 50; i++) (function () {
+					let g;
+					function* gen() { const o = {i}; o.g = g; leaked.push(() => o); yield 1; yield o.i }
+					g = gen(); g.next(); g = null;
+				})();
+				churn(); churn();
+				return leaked.every((f, i) => f().i === i && f().g.next().value === i)`,
+			status: wire.StatusReturned, value: `true`},
+		{name: "a suspended async function reachable only through its arguments survives a collection", patch: "0009",
+			code: churnJS + `const leaked = [];
+				globalThis.leaked = leaked;
+				const AsyncFunction = (async function () {}).constructor;
+				const step = AsyncFunction('a', 'globalThis.leaked.push(() => arguments); await new Promise(() => {})');
+				for (let i = 0; i < 50; i++) step({i});
+				churn(); churn();
+				return leaked.length === 50 && leaked.every((f, i) => f()[0].i === i)`,
+			status: wire.StatusReturned, value: `true`},
+		{name: "unreachable suspended coroutines with closures over their locals are still collected", patch: "0009",
+			// 100,000 of them hold far more than the 32 MiB limit: this ends
+			// out_of_memory if the fix made them uncollectable.
+			limits: wire.Limits{MemoryBytes: 32 << 20},
+			code: `for (let i = 0; i < 100000; i++) {
+					(async () => { const x = {pad: new Array(64).fill(i)}; const f = () => x; x.f = f; await new Promise(() => {}) })();
+					(function* () { const y = {pad: new Array(64).fill(i)}; y.g = () => y; yield 1; yield 2 })().next();
+				}
+				return 'collected'`,
+			status: wire.StatusReturned, value: `"collected"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,7 +4,7 @@
    other engine sources (the pristine module's, or before a patch) could be
    reused. third_party/quickjs-ng/pin_test.go checks it; its
    -update-cache-key flag rewrites it.
-   engine-sources-sha256: 091f130fbafd5f442e8a25658207240be5ba6da1eac94c9d3dc7bd41f6d4fc1d */
+   engine-sources-sha256: e4d50be0dc230312abd6ec52e7a70e699bf1fd0c5ad119aeb2e853cf46253153 */
 #include "deps/quickjs/quickjs.c"
 
 int QuickjsGoPollInterrupt(JSContext *ctx) {

@@ -380,6 +380,11 @@ typedef struct JSStackFrame {
     /* only used in generators. Current stack pointer value. NULL if
        the function is running. */
     JSValue *cur_sp;
+    /* run-js-server patch 0009: the GC object that owns this frame when
+       it lives on the heap (an async function's JSAsyncFunctionData, a
+       generator or async generator object); NULL for a frame on the C
+       stack, which needs none (a running function is not collected). */
+    struct JSGCObjectHeader *cur_gc_obj;
 } JSStackFrame;
 
 typedef enum {
@@ -424,6 +429,16 @@ typedef struct JSVarRef {
             JSStackFrame *stack_frame;
         }; /* used when is_detached = false */
     };
+    /* run-js-server patch 0009: true for an open var_ref created when its
+       frame had an owning coroutine (stack_frame->cur_gc_obj != NULL).
+       Such a var_ref is a GC object (JS_GC_OBJ_TYPE_VAR_REF) holding a
+       counted reference to that coroutine, so that the cycle collector
+       sees closure -> var_ref -> coroutine. Before, an open var_ref was no
+       GC object and no holder marked it: a suspended coroutine reachable
+       only through a closure over one of its locals was collected while
+       the closure could still reach (and the program resume) it. Kept
+       outside the header union, whose bytes alias the GC list link. */
+    uint8_t is_coro;
 } JSVarRef;
 
 typedef struct JSRefCountHeader {
@@ -1397,6 +1412,8 @@ static JSValue js_import_meta(JSContext *ctx);
 static JSValue js_dynamic_import(JSContext *ctx, JSValueConst specifier,
                                  JSValueConst options);
 static void free_var_ref(JSRuntime *rt, JSVarRef *var_ref);
+static void js_async_function_free(JSRuntime *rt, JSAsyncFunctionData *s);
+static void js_release_coro(JSRuntime *rt, JSGCObjectHeader *coro);
 static JSValue js_new_promise_capability(JSContext *ctx,
                                          JSValue *resolving_funcs,
                                          JSValueConst ctor);
@@ -6499,6 +6516,18 @@ static inline JSShapeProperty *find_own_property(JSProperty **ppr,
     return NULL;
 }
 
+/* run-js-server patch 0009: release the reference an open coroutine
+   var_ref holds on the GC object owning its frame. */
+static void js_release_coro(JSRuntime *rt, JSGCObjectHeader *coro)
+{
+    if (coro->gc_obj_type == JS_GC_OBJ_TYPE_ASYNC_FUNCTION)
+        js_async_function_free(rt, (JSAsyncFunctionData *)coro);
+    else if (coro->gc_obj_type == JS_GC_OBJ_TYPE_JS_OBJECT) /* (async) generator */
+        JS_FreeValueRT(rt, JS_MKPTR(JS_TAG_OBJECT, (JSObject *)coro));
+    else
+        abort();
+}
+
 static void free_var_ref(JSRuntime *rt, JSVarRef *var_ref)
 {
     if (var_ref) {
@@ -6511,6 +6540,12 @@ static void free_var_ref(JSRuntime *rt, JSVarRef *var_ref)
                 JSStackFrame *sf = var_ref->stack_frame;
                 assert(sf->var_refs[var_ref->var_ref_idx] == var_ref);
                 sf->var_refs[var_ref->var_ref_idx] = NULL;
+                /* patch 0009: drop the coroutine reference last, it may
+                   free the frame sf points into */
+                if (var_ref->is_coro) {
+                    remove_gc_object(&var_ref->header);
+                    js_release_coro(rt, sf->cur_gc_obj);
+                }
             }
             js_free_rt(rt, var_ref);
         }
@@ -6609,7 +6644,8 @@ static void js_bytecode_function_mark(JSRuntime *rt, JSValueConst val,
         if (var_refs) {
             for(i = 0; i < b->closure_var_count; i++) {
                 JSVarRef *var_ref = var_refs[i];
-                if (var_ref && var_ref->is_detached) {
+                /* patch 0009: an open coroutine var_ref is a GC object too */
+                if (var_ref && (var_ref->is_detached || var_ref->is_coro)) {
                     mark_func(rt, &var_ref->header);
                 }
             }
@@ -6892,7 +6928,8 @@ static void mark_children(JSRuntime *rt, JSGCObjectHeader *gp,
                             if (pr->u.getset.setter)
                                 mark_func(rt, &pr->u.getset.setter->header);
                         } else if ((prs->flags & JS_PROP_TMASK) == JS_PROP_VARREF) {
-                            if (pr->u.var_ref->is_detached) {
+                            if (pr->u.var_ref->is_detached ||
+                                pr->u.var_ref->is_coro) { /* patch 0009 */
                                 /* Note: the tag does not matter
                                    provided it is a GC object */
                                 mark_func(rt, &pr->u.var_ref->header);
@@ -6934,9 +6971,15 @@ static void mark_children(JSRuntime *rt, JSGCObjectHeader *gp,
     case JS_GC_OBJ_TYPE_VAR_REF:
         {
             JSVarRef *var_ref = (JSVarRef *)gp;
-            /* only detached variable referenced are taken into account */
-            assert(var_ref->is_detached);
-            JS_MarkValue(rt, *var_ref->pvalue, mark_func);
+            if (var_ref->is_detached) {
+                JS_MarkValue(rt, *var_ref->pvalue, mark_func);
+            } else {
+                /* patch 0009: an open var_ref is a GC object only when it
+                   keeps a coroutine alive; the variable itself lives in the
+                   coroutine's frame, which the coroutine marks. */
+                assert(var_ref->is_coro);
+                mark_func(rt, var_ref->stack_frame->cur_gc_obj);
+            }
         }
         break;
     case JS_GC_OBJ_TYPE_ASYNC_FUNCTION:
@@ -16243,7 +16286,8 @@ static void js_mapped_arguments_mark(JSRuntime *rt, JSValueConst val,
         int i;
         if (var_refs) {
             for(i = 0; i < p->u.array.count; i++) {
-                if (var_refs[i] && var_refs[i]->is_detached)
+                if (var_refs[i] && (var_refs[i]->is_detached ||
+                                    var_refs[i]->is_coro)) /* patch 0009 */
                     mark_func(rt, &var_refs[i]->header);
             }
         }
@@ -17032,6 +17076,7 @@ static JSVarRef *js_create_var_ref(JSContext *ctx, bool is_gc_object)
         return NULL;
     var_ref->header.ref_count = 1;
     var_ref->is_detached = true;
+    var_ref->is_coro = false; /* patch 0009 */
     var_ref->value = JS_UNDEFINED;
     var_ref->pvalue = &var_ref->value;
     if (is_gc_object)
@@ -17082,6 +17127,15 @@ static JSVarRef *get_var_ref(JSContext *ctx, JSStackFrame *sf, int var_idx,
         var_ref->stack_frame = sf;
         sf->var_refs[var_ref_idx] = var_ref;
         var_ref->pvalue = pvalue;
+        /* patch 0009: a local of a heap frame: keep its coroutine alive
+           while this var_ref is open, visibly to the cycle collector. The
+           choice is made once, here: cur_gc_obj is set only after a
+           generator's prologue, and the var_refs made before stay plain. */
+        var_ref->is_coro = (sf->cur_gc_obj != NULL);
+        if (var_ref->is_coro) {
+            sf->cur_gc_obj->ref_count++;
+            add_gc_object(ctx->rt, &var_ref->header, JS_GC_OBJ_TYPE_VAR_REF);
+        }
         return var_ref;
     } else {
         /* Variable is not captured (e.g., from eval closures on uncaptured vars).
@@ -17091,6 +17145,7 @@ static JSVarRef *get_var_ref(JSContext *ctx, JSStackFrame *sf, int var_idx,
             return NULL;
         var_ref->header.ref_count = 1;
         var_ref->is_detached = true;
+        var_ref->is_coro = false; /* patch 0009 */
         var_ref->value = js_dup(*pvalue);
         var_ref->pvalue = &var_ref->value;
         add_gc_object(ctx->rt, &var_ref->header, JS_GC_OBJ_TYPE_VAR_REF);
@@ -17326,11 +17381,24 @@ static int js_op_define_class(JSContext *ctx, JSValue *sp,
 
 static void close_var_ref(JSRuntime *rt, JSVarRef *var_ref)
 {
+    JSGCObjectHeader *coro;
+
+    /* patch 0009: releasing a coroutine below can free it, and freeing
+       it closes its frame's var_refs again: skip one already closed (its
+       union now holds the value, not the frame). */
+    if (var_ref->is_detached)
+        return;
+    /* read before 'value' overwrites stack_frame (same union) */
+    coro = var_ref->is_coro ? var_ref->stack_frame->cur_gc_obj : NULL;
     var_ref->value = js_dup(*var_ref->pvalue);
     var_ref->pvalue = &var_ref->value;
     /* the reference is no longer to a local variable */
     var_ref->is_detached = true;
-    add_gc_object(rt, &var_ref->header, JS_GC_OBJ_TYPE_VAR_REF);
+    var_ref->is_coro = false;
+    if (coro)
+        js_release_coro(rt, coro); /* already a GC object */
+    else
+        add_gc_object(rt, &var_ref->header, JS_GC_OBJ_TYPE_VAR_REF);
 }
 
 static void close_var_refs(JSRuntime *rt, JSStackFrame *sf)
@@ -17681,6 +17749,7 @@ static JSValue JS_CallInternal(JSContext *caller_ctx, JSValueConst func_obj,
     sf->var_ref_count = b->var_ref_count;
     for(i = 0; i < b->var_ref_count; i++)
         sf->var_refs[i] = NULL;
+    sf->cur_gc_obj = NULL; /* patch 0009: a C-stack frame */
     sp = stack_buf;
     pc = b->byte_code_buf;
     /* sf->cur_pc must we set to pc before any recursive calls to JS_CallInternal. */
@@ -20589,6 +20658,7 @@ static __exception int async_func_init(JSContext *ctx, JSAsyncFunctionState *s,
     sf->arg_count = arg_buf_len;
     sf->var_buf = sf->arg_buf + arg_buf_len;
     sf->cur_sp = sf->var_buf + b->var_count;
+    sf->cur_gc_obj = NULL; /* patch 0009: set by the caller once the owner exists */
     sf->var_refs = (JSVarRef **)(sf->cur_sp + b->stack_size);
     sf->var_ref_count = b->var_ref_count;
     for(i = 0; i < b->var_ref_count; i++)
@@ -20826,6 +20896,9 @@ static JSValue js_call_generator_function(JSContext *ctx, JSValueConst func_obj,
     if (JS_IsException(obj))
         goto fail;
     JS_SetOpaqueInternal(obj, s);
+    /* patch 0009: the body runs from the first next() on; the prologue
+       run above stopped at OP_initial_yield */
+    s->func_state.frame.cur_gc_obj = &JS_VALUE_GET_OBJ(obj)->header;
     return obj;
  fail:
     free_generator_stack_rt(ctx->rt, s);
@@ -21028,6 +21101,8 @@ static JSValue js_async_function_call(JSContext *ctx, JSValueConst func_obj,
         return JS_EXCEPTION;
     }
     s->is_active = true;
+    /* patch 0009: the body runs now, up to its first await */
+    s->func_state.frame.cur_gc_obj = &s->header;
 
     if (!js_async_function_resume(ctx, s))
         goto fail;
@@ -21477,6 +21552,8 @@ static JSValue js_async_generator_function_call(JSContext *ctx,
     if (JS_IsException(obj))
         goto fail;
     s->generator = JS_VALUE_GET_OBJ(obj);
+    /* patch 0009: as for generators, after the prologue */
+    s->func_state.frame.cur_gc_obj = &s->generator->header;
     JS_SetOpaqueInternal(obj, s);
     return obj;
  fail:
@@ -30572,6 +30649,7 @@ static JSVarRef *js_create_module_var(JSContext *ctx, bool is_lexical)
         var_ref->value = JS_UNDEFINED;
     var_ref->pvalue = &var_ref->value;
     var_ref->is_detached = true;
+    var_ref->is_coro = false; /* patch 0009 */
     add_gc_object(ctx->rt, &var_ref->header, JS_GC_OBJ_TYPE_VAR_REF);
     return var_ref;
 }
