@@ -130,6 +130,16 @@ func TestEngineAttacks(t *testing.T) {
 				}
 				return 'collected'`,
 			status: wire.StatusReturned, value: `"collected"`},
+		{name: "Proxy ownKeys returning a huge length", patch: "0010",
+			code: `const out = [];
+				for (const length of [0x20000000, 0xffffffff, 1e6]) {
+					const p = new Proxy({}, {ownKeys() { return {length} }});
+					try { Object.keys(p); out.push('none') } catch (e) { out.push(e.name + ': ' + e.message) }
+				}
+				const q = new Proxy({}, {ownKeys() { return {length: 3, 0: 'a', 1: 'b', 2: 'c'} }, getOwnPropertyDescriptor() { return {value: 1, enumerable: true, configurable: true} }});
+				out.push(Object.keys(q).join());
+				return out`,
+			status: wire.StatusReturned, value: `["TypeError: proxy: properties must be strings or symbols","TypeError: proxy: properties must be strings or symbols","TypeError: proxy: properties must be strings or symbols","a,b,c"]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

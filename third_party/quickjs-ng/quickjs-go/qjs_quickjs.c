@@ -4,7 +4,7 @@
    other engine sources (the pristine module's, or before a patch) could be
    reused. third_party/quickjs-ng/pin_test.go checks it; its
    -update-cache-key flag rewrites it.
-   engine-sources-sha256: e4d50be0dc230312abd6ec52e7a70e699bf1fd0c5ad119aeb2e853cf46253153 */
+   engine-sources-sha256: e5613276bfc19b41b3af281e62b65282527df4b0d4d05049a7dce0f2a3bc7728 */
 #include "deps/quickjs/quickjs.c"
 
 int QuickjsGoPollInterrupt(JSContext *ctx) {

@@ -51594,6 +51594,20 @@ static int find_prop_key(const JSPropertyEnum *tab, int n, JSAtom atom)
     return -1;
 }
 
+/* run-js-server patch 0010: resize a JSPropertyEnum table to n entries,
+   with the size computed without overflow. NULL (exception set) if that
+   cannot be done. */
+static JSPropertyEnum *js_resize_prop_enum(JSContext *ctx,
+                                                JSPropertyEnum *tab,
+                                                uint64_t n)
+{
+    if (n > SIZE_MAX / sizeof(*tab)) {
+        JS_ThrowOutOfMemory(ctx);
+        return NULL;
+    }
+    return js_realloc(ctx, tab, (size_t)n * sizeof(*tab));
+}
+
 static int js_proxy_get_own_property_names(JSContext *ctx,
                                            JSPropertyEnum **ptab,
                                            uint32_t *plen,
@@ -51601,7 +51615,7 @@ static int js_proxy_get_own_property_names(JSContext *ctx,
 {
     JSProxyData *s;
     JSValue method, prop_array, val;
-    uint32_t len, i, len2;
+    uint32_t len, i, len2, array_len, tab_size;
     JSPropertyEnum *tab, *tab2;
     JSAtom atom;
     int res, is_extensible, idx;
@@ -51619,16 +51633,20 @@ static int js_proxy_get_own_property_names(JSContext *ctx,
         return -1;
     tab = NULL;
     len = 0;
+    tab_size = 0;
     tab2 = NULL;
     len2 = 0;
-    if (js_get_length32(ctx, &len, prop_array))
+    /* run-js-server patch 0010: the trap's result says its own length. The
+       table was allocated for all of it up front, sizeof(tab[0]) * len:
+       on a 32-bit host that product overflows for a length of 2^29 or
+       more and the loop below wrote past a small allocation; on 64-bit
+       hosts a result like {length: 0x20000000} made the engine ask for
+       4 GiB (out of memory instead of the TypeError for its first,
+       missing, element). Grow the table as the elements are read; 'len'
+       counts those stored, which is what the failure path frees. */
+    if (js_get_length32(ctx, &array_len, prop_array))
         goto fail;
-    if (len > 0) {
-        tab = js_mallocz(ctx, sizeof(tab[0]) * len);
-        if (!tab)
-            goto fail;
-    }
-    for(i = 0; i < len; i++) {
+    for(i = 0; i < array_len; i++) {
         val = JS_GetPropertyUint32(ctx, prop_array, i);
         if (JS_IsException(val))
             goto fail;
@@ -51641,8 +51659,24 @@ static int js_proxy_get_own_property_names(JSContext *ctx,
         JS_FreeValue(ctx, val);
         if (atom == JS_ATOM_NULL)
             goto fail;
-        tab[i].atom = atom;
-        tab[i].is_enumerable = false; /* XXX: redundant? */
+        if (len == tab_size) {
+            JSPropertyEnum *new_tab;
+            uint64_t new_size = (uint64_t)tab_size + tab_size / 2;
+            if (new_size < 8)
+                new_size = 8;
+            if (new_size > array_len)
+                new_size = array_len;
+            new_tab = js_resize_prop_enum(ctx, tab, new_size);
+            if (!new_tab) {
+                JS_FreeAtom(ctx, atom);
+                goto fail;
+            }
+            tab = new_tab;
+            tab_size = new_size;
+        }
+        tab[len].atom = atom;
+        tab[len].is_enumerable = false; /* XXX: redundant? */
+        len++;
     }
 
     /* check duplicate properties (XXX: inefficient, could store the
