@@ -4,7 +4,7 @@
    other engine sources (the pristine module's, or before a patch) could be
    reused. third_party/quickjs-ng/pin_test.go checks it; its
    -update-cache-key flag rewrites it.
-   engine-sources-sha256: e5613276bfc19b41b3af281e62b65282527df4b0d4d05049a7dce0f2a3bc7728 */
+   engine-sources-sha256: 6bc4eaa7f605accc7aa3f51faf6c18504abbf843cc56314ad7c5742ba70a981d */
 #include "deps/quickjs/quickjs.c"
 
 int QuickjsGoPollInterrupt(JSContext *ctx) {

@@ -58215,8 +58215,15 @@ void JS_DetachArrayBuffer(JSContext *ctx, JSValueConst obj)
 
     if (!abuf || abuf->detached)
         return;
-    if (abuf->free_func)
+    if (abuf->free_func) {
         abuf->free_func(ctx->rt, abuf->opaque, abuf->data);
+        /* run-js-server patch 0011: the backing store is released now;
+           js_array_buffer_finalizer() must not call free_func again (with
+           a NULL data pointer, but the same opaque, which a custom
+           free_func may release a second time). */
+        abuf->free_func = NULL;
+        abuf->opaque = NULL;
+    }
     abuf->data = NULL;
     abuf->byte_length = 0;
     abuf->detached = true;
