@@ -140,6 +140,22 @@ func TestEngineAttacks(t *testing.T) {
 				out.push(Object.keys(q).join());
 				return out`,
 			status: wire.StatusReturned, value: `["TypeError: proxy: properties must be strings or symbols","TypeError: proxy: properties must be strings or symbols","TypeError: proxy: properties must be strings or symbols","a,b,c"]`},
+		{name: "ArrayBuffers detached by transfer, then collected", patch: "0011",
+			code: churnJS + `let n = 0;
+				for (let i = 0; i < 2000; i++) {
+					const b = new ArrayBuffer(64 + i), v = new Uint8Array(b); v[0] = i & 255;
+					const t = i % 2 ? b.transfer(0) : b.transfer();
+					n += b.detached && v.length === 0 && (i % 2 ? t.byteLength === 0 : new Uint8Array(t)[0] === (i & 255)) ? 1 : 0;
+				}
+				churn();
+				return n`,
+			status: wire.StatusReturned, value: `2000`},
+		{name: "TypedArray sort with a comparator", patch: "0012",
+			code: `const a = new Int32Array(100000); for (let i = 0; i < a.length; i++) a[i] = (i * 7919) % 100003;
+				a.sort((x, y) => y - x);
+				let sorted = true; for (let i = 1; i < a.length; i++) if (a[i - 1] < a[i]) sorted = false;
+				return [sorted, new Float64Array([3, 1, 2]).sort((x, y) => x - y).join()]`,
+			status: wire.StatusReturned, value: `[true,"1,2,3"]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,7 +4,7 @@
    other engine sources (the pristine module's, or before a patch) could be
    reused. third_party/quickjs-ng/pin_test.go checks it; its
    -update-cache-key flag rewrites it.
-   engine-sources-sha256: 6bc4eaa7f605accc7aa3f51faf6c18504abbf843cc56314ad7c5742ba70a981d */
+   engine-sources-sha256: b971ff2549ef325ee8de562933279af8366c91d20db7e60f4c21e294bad2a3fa */
 #include "deps/quickjs/quickjs.c"
 
 int QuickjsGoPollInterrupt(JSContext *ctx) {

@@ -60217,7 +60217,10 @@ static JSValue js_typed_array_sort(JSContext *ctx, JSValueConst this_val,
             size_t i, j;
 
             /* XXX: a stable sort would use less memory */
-            array_idx = js_malloc(ctx, len * sizeof(array_idx[0]));
+            /* run-js-server patch 0012: js_calloc checks count * size for
+               overflow; len * sizeof() wraps on a 32-bit host for 2^30 or
+               more elements and the loop below wrote past the block */
+            array_idx = js_calloc(ctx, len, sizeof(array_idx[0]));
             if (!array_idx)
                 return JS_EXCEPTION;
             for(i = 0; i < len; i++)
