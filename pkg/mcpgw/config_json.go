@@ -1,0 +1,187 @@
+package mcpgw
+
+// This file holds the config's helpers for raw JSON (members in file
+// order, kinds, positions) and for naming fields and values in messages.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+type cfgMember struct {
+	key string
+	val json.RawMessage
+}
+
+// cfgMembers lists an object's members in file order, duplicates included.
+// raw must be valid JSON (ParseConfig checks the whole file first).
+func cfgMembers(raw json.RawMessage) []cfgMember {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	var out []cfgMember
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return out
+		}
+		k, _ := t.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return out
+		}
+		out = append(out, cfgMember{k, v})
+	}
+	return out
+}
+
+func cfgHasKey(raw json.RawMessage, key string) bool {
+	for _, m := range cfgMembers(raw) {
+		if m.key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// cfgKind names the JSON type of raw, for messages.
+func cfgKind(raw []byte) string {
+	raw = bytes.TrimLeft(raw, " \t\r\n")
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+// cfgKindOrNumber names raw's type, or quotes it if it is a number.
+func cfgKindOrNumber(raw []byte) string {
+	if k := cfgKind(raw); k != "a number" {
+		return k
+	}
+	return cfgShort(string(bytes.TrimSpace(raw)))
+}
+
+// cfgInt reads a JSON number that is a whole number.
+func cfgInt(raw []byte) (int64, bool) {
+	if cfgKind(raw) != "a number" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64)
+	return n, err == nil
+}
+
+// cfgCheckDepth finds where nesting first goes past max, counting brackets
+// outside strings. It runs before parsing, on any bytes.
+func cfgCheckDepth(data []byte, max int) (int, bool) {
+	depth, inStr, esc := 0, false, false
+	for i, c := range data {
+		switch {
+		case inStr:
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == '{' || c == '[':
+			depth++
+			if depth > max {
+				return i, false
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return 0, true
+}
+
+// cfgLineCol turns a byte offset into a line and a column, both from 1.
+func cfgLineCol(data []byte, off int) (int, int) {
+	off = min(max(off, 0), len(data))
+	line := 1 + bytes.Count(data[:off], []byte{'\n'})
+	return line, off - bytes.LastIndexByte(data[:off], '\n')
+}
+
+func cfgDisplayPath(path string) string {
+	if path == "" {
+		return "config"
+	}
+	return path
+}
+
+// cfgPlain reports whether a key can stand unquoted in a path.
+func cfgPlain(s string) bool {
+	if s == "" || len(s) > MaxServerNameBytes {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || c == '-' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// cfgQuote quotes a name or value from the file for a message, cut to 64 bytes.
+func cfgQuote(s string) string {
+	if len(s) <= 64 {
+		return strconv.Quote(s)
+	}
+	cut := 64
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strconv.Quote(s[:cut]) + "..."
+}
+
+// cfgShort cuts a value for a message, without quotes.
+func cfgShort(s string) string {
+	q := cfgQuote(s)
+	if strings.HasSuffix(q, "...") {
+		return q[1:len(q)-4] + "..."
+	}
+	return q[1 : len(q)-1]
+}
+
+// cfgKeyPath appends a key to a JSON path: a.key, or a["odd key"].
+func cfgKeyPath(base, key string) string {
+	if cfgPlain(key) {
+		if base == "" {
+			return key
+		}
+		return base + "." + key
+	}
+	return base + "[" + cfgQuote(key) + "]"
+}
+
+func cfgServerPath(name string) string { return cfgKeyPath(cfgKeyServers, name) }
+
+// cfgUnknownField says an unknown field is wrong, with the likely fix.
+func cfgUnknownField(key string, known []string) string {
+	if s := cfgSuggest(key, known); s != "" {
+		return fmt.Sprintf("unknown field; did you mean %q?", s)
+	}
+	return fmt.Sprintf("unknown field; remove it (the fields are %s)", strings.Join(known, ", "))
+}

@@ -1,0 +1,144 @@
+package mcpgw
+
+// This file reads a config's "limits": the run defaults and the most a
+// run_js call may ask for.
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/run-js-server/run-js-server/pkg/wire"
+)
+
+// limits reads "limits" and returns the run defaults and maxima in force.
+func (p *cfgParser) limits(raw json.RawMessage) (wire.Limits, time.Duration, int64) {
+	timeout, memory := wire.DefaultTimeout, int64(wire.DefaultMemory)
+	maxTimeout, maxMemory := time.Duration(wire.MaxTimeout), int64(wire.MaxMemory)
+	out := func() (wire.Limits, time.Duration, int64) {
+		return wire.Limits{TimeoutMs: timeout.Milliseconds(), MemoryBytes: memory}, maxTimeout, maxMemory
+	}
+	if raw == nil || cfgKind(raw) == "null" {
+		return out()
+	}
+	if kind := cfgKind(raw); kind != "an object" {
+		p.problem(cfgKeyLimits, fmt.Sprintf(`expected an object, got %s; write it like {"timeout": "30s", "memory": "64MiB"}`, kind))
+		return out()
+	}
+	has, seen := map[string]bool{}, map[string]bool{}
+	for _, m := range cfgMembers(raw) {
+		fw := cfgKeyPath(cfgKeyLimits, m.key)
+		if seen[m.key] {
+			p.problem(fw, "appears twice; JSON keeps only the last, so the first would be lost silently; keep one")
+			continue
+		}
+		seen[m.key] = true
+		switch m.key {
+		case "timeout", "maxTimeout":
+			d, ok := p.limitDuration(fw, m.val)
+			if !ok {
+				continue
+			}
+			if m.key == "timeout" {
+				timeout = d
+			} else {
+				maxTimeout = d
+			}
+		case "memory", "maxMemory":
+			n, ok := p.limitMemory(fw, m.val)
+			if !ok {
+				continue
+			}
+			if m.key == "memory" {
+				memory = n
+			} else {
+				maxMemory = n
+			}
+		default:
+			p.problem(fw, cfgUnknownField(m.key, cfgLimitFields))
+			continue
+		}
+		has[m.key] = true
+	}
+	// The defaults must fit under the maxima, or a run that asks for nothing
+	// would be refused.
+	if (has["timeout"] || has["maxTimeout"]) && timeout > maxTimeout {
+		p.problem(cfgKeyLimits+".maxTimeout", fmt.Sprintf("%s is below limits.timeout %s; raise maxTimeout or lower timeout", maxTimeout, timeout))
+	}
+	if (has["memory"] || has["maxMemory"]) && memory > maxMemory {
+		p.problem(cfgKeyLimits+".maxMemory", fmt.Sprintf("%s is below limits.memory %s; raise maxMemory or lower memory", cfgSize(maxMemory), cfgSize(memory)))
+	}
+	if _, err := (wire.Limits{TimeoutMs: timeout.Milliseconds(), MemoryBytes: memory}).Normalize(); err != nil {
+		p.problem(cfgKeyLimits, err.Error()) // not reached while the checks above are wire's
+	}
+	return out()
+}
+
+func (p *cfgParser) limitDuration(where string, raw json.RawMessage) (time.Duration, bool) {
+	s, ok := p.str(where, raw)
+	if !ok {
+		return 0, false
+	}
+	d, bad := cfgParseDuration(s)
+	if bad != "" {
+		p.problem(where, bad)
+		return 0, false
+	}
+	if d <= 0 {
+		p.problem(where, fmt.Sprintf("must be more than 0; leave it out for the default %s", wire.DefaultTimeout))
+		return 0, false
+	}
+	ms := max(d.Milliseconds(), 1)
+	if _, err := (wire.Limits{TimeoutMs: ms}).Normalize(); err != nil {
+		p.problem(where, fmt.Sprintf("%s is out of range; allowed %s to %s", d, time.Duration(wire.MinTimeout), time.Duration(wire.MaxTimeout)))
+		return 0, false
+	}
+	return time.Duration(ms) * time.Millisecond, true
+}
+
+func (p *cfgParser) limitMemory(where string, raw json.RawMessage) (int64, bool) {
+	var n int64
+	switch cfgKind(raw) {
+	case "a number":
+		v, ok := cfgInt(raw)
+		if !ok {
+			p.problem(where, fmt.Sprintf(`%s is not a whole number of bytes; write bytes as a whole number, or a size like "64MiB"`, cfgShort(string(raw))))
+			return 0, false
+		}
+		n = v
+	case "a string":
+		var s string
+		_ = json.Unmarshal(raw, &s)
+		v, bad := cfgParseSize(s)
+		if bad != "" {
+			p.problem(where, bad)
+			return 0, false
+		}
+		n = v
+	default:
+		p.problem(where, fmt.Sprintf(`expected a size like "64MiB" or a number of bytes, got %s`, cfgKind(raw)))
+		return 0, false
+	}
+	if n <= 0 {
+		p.problem(where, fmt.Sprintf("must be more than 0; leave it out for the default %s", cfgSize(wire.DefaultMemory)))
+		return 0, false
+	}
+	if _, err := (wire.Limits{MemoryBytes: n}).Normalize(); err != nil {
+		p.problem(where, fmt.Sprintf("%s is out of range; allowed %s to %s", cfgSize(n), cfgSize(wire.MinMemory), cfgSize(wire.MaxMemory)))
+		return 0, false
+	}
+	return n, true
+}
+
+// cfgParseDuration parses a Go duration, or says what is wrong with it.
+func cfgParseDuration(s string) (time.Duration, string) {
+	d, err := time.ParseDuration(s)
+	if err == nil {
+		return d, ""
+	}
+	if s != "" && strings.Trim(s, "0123456789") == "" {
+		return 0, fmt.Sprintf(`%s has no unit; write it like "%ss"`, cfgQuote(s), cfgShort(s))
+	}
+	return 0, fmt.Sprintf(`%s is not a duration; write it like "30s", "1m30s" or "500ms"`, cfgQuote(s))
+}

@@ -1,0 +1,517 @@
+package mcpgw
+
+// This file walks a config file's JSON and checks each server entry,
+// gathering every problem (and warning) with the path of the field.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/run-js-server/run-js-server/pkg/wire"
+)
+
+// cfgParser gathers the problems and warnings of one file.
+type cfgParser struct {
+	err      *ConfigError
+	warnings []string
+	lookup   func(string) (string, bool)
+}
+
+func (p *cfgParser) problem(where, what string) {
+	if len(p.err.Problems) >= MaxConfigProblems {
+		p.err.Omitted++
+		return
+	}
+	p.err.Problems = append(p.err.Problems, ConfigProblem{Where: where, What: what})
+}
+
+func (p *cfgParser) warn(where, what string) {
+	line := p.err.Path + ": "
+	if where != "" {
+		line += where + ": "
+	}
+	p.warnings = append(p.warnings, line+what)
+}
+
+// syntax reports invalid JSON with its line and column (in bytes, from 1).
+func (p *cfgParser) syntax(data []byte, err error) {
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		p.problem("", "invalid JSON: "+err.Error())
+		return
+	}
+	off := int(se.Offset)
+	if off > 0 && off <= len(data) && se.Error() != "unexpected end of JSON input" {
+		off-- // Offset is just past the byte that broke it
+	}
+	line, col := cfgLineCol(data, off)
+	hint := "fix the JSON there"
+	if off < len(data) {
+		prev := bytes.TrimRight(data[:off], " \t\r\n")
+		switch c := data[off]; {
+		case c == '/' || c == '#':
+			hint = "JSON has no comments; remove them"
+		case (c == '}' || c == ']') && len(prev) > 0 && prev[len(prev)-1] == ',':
+			hint = "remove the trailing comma before it"
+		case c == '\'':
+			hint = `JSON strings take double quotes`
+		case c < 0x20: // whitespace outside strings is fine, so this is inside one
+			hint = `a string cannot hold a raw tab or line break; write \t or \n`
+		}
+	} else {
+		hint = "the file ends too early; close every { and ["
+	}
+	p.problem(fmt.Sprintf("line %d, column %d", line, col), "invalid JSON: "+se.Error()+"; "+hint)
+}
+
+// The top-level keys we read; any other is the clients' and ignored.
+const (
+	cfgKeyServers = "mcpServers"
+	cfgKeyLimits  = "limits"
+)
+
+func (p *cfgParser) parse(path string, data []byte) *Config {
+	cfg := &Config{Path: path, tmpl: map[string]cfgTemplate{}}
+	if kind := cfgKind(data); kind != "an object" {
+		p.problem("", fmt.Sprintf(`the top level is %s; it must be an object like {"mcpServers": {...}}`, kind))
+		return nil
+	}
+	top := cfgMembers(data)
+	seen := map[string]bool{}
+	var servers json.RawMessage
+	limitsDone := false
+	for _, m := range top {
+		where := cfgKeyPath("", m.key)
+		if seen[m.key] {
+			p.problem(where, "appears twice; JSON keeps only the last, so the first would be lost silently; merge them")
+			continue
+		}
+		seen[m.key] = true
+		switch m.key {
+		case cfgKeyServers:
+			servers = m.val
+			p.servers(cfg, servers)
+		case cfgKeyLimits:
+			cfg.Limits, cfg.MaxTimeout, cfg.MaxMemory = p.limits(m.val)
+			limitsDone = true
+		default:
+			what := "ignored; not a gateway setting"
+			if s := cfgSuggest(m.key, []string{cfgKeyServers, cfgKeyLimits}); s != "" {
+				what = fmt.Sprintf("ignored; did you mean %q?", s)
+			}
+			p.warn(where, what)
+		}
+	}
+	if !limitsDone {
+		cfg.Limits, cfg.MaxTimeout, cfg.MaxMemory = p.limits(nil)
+	}
+	if servers == nil {
+		what := `missing; add "mcpServers": {"name": {"command": ...}}`
+		for _, m := range top {
+			if s := cfgSuggest(m.key, []string{cfgKeyServers}); s != "" || m.key == "servers" {
+				what = fmt.Sprintf("missing; the file has %s: rename it to %q", cfgQuote(m.key), cfgKeyServers)
+				break
+			}
+		}
+		p.problem(cfgKeyServers, what)
+		return nil
+	}
+	sort.Slice(cfg.Servers, func(i, j int) bool { return cfg.Servers[i].Name < cfg.Servers[j].Name })
+	cfg.Warnings = p.warnings
+	return cfg
+}
+
+// servers checks "mcpServers" and adds the good servers to cfg.
+func (p *cfgParser) servers(cfg *Config, servers json.RawMessage) {
+	if kind := cfgKind(servers); kind != "an object" {
+		p.problem(cfgKeyServers, fmt.Sprintf(`expected an object of servers by name, got %s; write {"name": {"command": ...}}`, kind))
+		return
+	}
+	members := cfgMembers(servers)
+	if len(members) > MaxConfigServers {
+		p.problem(cfgKeyServers, fmt.Sprintf("has %d servers; at most %d", len(members), MaxConfigServers))
+		return
+	}
+	seen := map[string]bool{}
+	enabled := 0
+	for _, m := range members {
+		if seen[m.key] {
+			p.problem(cfgServerPath(m.key), "server name appears twice; JSON keeps only the last, so the first would be lost silently; rename one")
+			continue
+		}
+		seen[m.key] = true
+		sc, tmpl, ok := p.server(m.key, m.val)
+		if !ok {
+			continue
+		}
+		if !sc.Disabled {
+			enabled++
+		}
+		cfg.Servers = append(cfg.Servers, sc)
+		cfg.tmpl[sc.Name] = tmpl
+	}
+	if len(members) == 0 {
+		p.warn(cfgKeyServers, "no servers; programs will have no tools to call")
+	} else if enabled == 0 && len(cfg.Servers) == len(members) {
+		p.warn(cfgKeyServers, "every server is disabled; programs will have no tools to call")
+	}
+}
+
+// cfgEntry is a server's fields as decoded, before expansion.
+type cfgEntry struct {
+	has                             map[string]bool
+	typ, command, cwd, url, timeout string
+	args, allowTools                []string
+	env, headers                    map[string]string
+	envKeys, headerKeys             []string // in file order
+	active, outstanding             int
+	disabled                        bool
+}
+
+// cfgTemplate is what Redacted shows of a server: its text as written.
+type cfgTemplate struct {
+	command, cwd, url string
+	args              []string
+}
+
+// server checks one server entry. ok is false if it had any problem.
+func (p *cfgParser) server(name string, raw json.RawMessage) (sc ServerConfig, tmpl cfgTemplate, ok bool) {
+	before := len(p.err.Problems) + p.err.Omitted
+	where := cfgServerPath(name)
+	p.serverName(where, name)
+	if kind := cfgKind(raw); kind != "an object" {
+		p.problem(where, fmt.Sprintf(`expected an object with "command" or "url", got %s`, kind))
+		return sc, tmpl, false
+	}
+	e := p.entry(where, raw)
+
+	// The transport.
+	var tr Transport
+	why := ""
+	if e.has["type"] {
+		for _, t := range cfgTransportTypes {
+			if t.value == e.typ {
+				tr = t.transport
+			}
+		}
+		why = fmt.Sprintf("its type is %q", e.typ)
+		if tr == "" {
+			what := fmt.Sprintf("unknown type %s; accepted: %s, or leave it out", cfgQuote(e.typ), cfgTransportValues())
+			values := make([]string, len(cfgTransportTypes))
+			for i, t := range cfgTransportTypes {
+				values[i] = t.value
+			}
+			if s := cfgSuggest(e.typ, values); s != "" {
+				what = fmt.Sprintf("unknown type %s; did you mean %q? accepted: %s, or leave it out", cfgQuote(e.typ), s, cfgTransportValues())
+			}
+			p.problem(where+".type", what)
+		} else if tr == TransportStdio && !e.has["command"] {
+			p.problem(where+".command", fmt.Sprintf(`missing; a stdio server (%s) needs "command"`, why))
+		} else if tr.remote() && !e.has["url"] {
+			p.problem(where+".url", fmt.Sprintf(`missing; a remote server (%s) needs "url"`, why))
+		}
+	} else {
+		switch {
+		case e.has["command"] && e.has["url"]:
+			p.problem(where, `has both "command" (a stdio server) and "url" (a remote server); keep the one you mean`)
+		case e.has["command"]:
+			tr, why = TransportStdio, `it has "command"`
+		case e.has["url"]:
+			tr, why = TransportAuto, `it has "url"`
+		default:
+			p.problem(where, `has neither "command" nor "url"; add "command" for a local (stdio) server or "url" for a remote one`)
+		}
+	}
+	// Fields of the other transport.
+	if tr != "" {
+		for _, f := range cfgServerFields {
+			if !e.has[f.name] {
+				continue
+			}
+			if f.side == cfgStdioSide && tr.remote() {
+				p.problem(where+"."+f.name, fmt.Sprintf(`%q does not belong on a remote server (%s); remove it: a remote server takes "url" and "headers"`, f.name, why))
+			}
+			if f.side == cfgRemoteSide && tr == TransportStdio {
+				p.problem(where+"."+f.name, fmt.Sprintf(`%q does not belong on a stdio server (%s); remove it: a stdio server takes "command", "args", "env" and "cwd"`, f.name, why))
+			}
+		}
+	}
+
+	sc = ServerConfig{Name: name, Transport: tr, Disabled: e.disabled, Command: e.command, Args: e.args,
+		Env: e.env, Cwd: e.cwd, URL: e.url, Headers: e.headers}
+	tmpl = cfgTemplate{command: e.command, cwd: e.cwd, url: e.url, args: e.args}
+	if e.disabled {
+		p.warn(where, `disabled ("disabled": true); skipped`)
+	} else {
+		p.expandServer(where, &sc, e)
+	}
+
+	// Our fields.
+	sc.AllowTools = p.allowTools(where+".allowTools", e.allowTools)
+	sc.Lane.MaxActive, sc.Lane.MaxOutstanding = p.lane(where+".lane", e)
+	if e.has["callTimeout"] {
+		d, bad := cfgParseDuration(e.timeout)
+		switch {
+		case bad != "":
+			p.problem(where+".callTimeout", bad)
+		case d < 0:
+			p.problem(where+".callTimeout", `is negative; write a positive duration like "30s", or "0s" for none`)
+		case d > wire.MaxTimeout:
+			p.problem(where+".callTimeout", fmt.Sprintf("%s is longer than the longest run (%s), so it could never fire; lower it", d, wire.MaxTimeout))
+		default:
+			sc.CallTimeout = d
+		}
+	}
+	return sc, tmpl, len(p.err.Problems)+p.err.Omitted == before
+}
+
+// serverName checks a server's name.
+func (p *cfgParser) serverName(where, name string) {
+	switch {
+	case name == "":
+		p.problem(where, "server name is empty; give the server a name")
+	case len(name) > MaxServerNameBytes:
+		p.problem(where, fmt.Sprintf("server name is %d bytes; at most %d", len(name), MaxServerNameBytes))
+	case strings.IndexFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0:
+		p.problem(where, "server name holds a control character (NUL, newline, ...); use letters, digits, '-' and '_'")
+	}
+}
+
+// entry decodes a server's fields by their JSON types, reporting unknown and
+// misspelt fields and wrong types.
+func (p *cfgParser) entry(where string, raw json.RawMessage) *cfgEntry {
+	e := &cfgEntry{has: map[string]bool{}}
+	seen := map[string]bool{}
+	for _, m := range cfgMembers(raw) {
+		fw := cfgKeyPath(where, m.key)
+		if seen[m.key] {
+			p.problem(fw, "appears twice; JSON keeps only the last, so the first would be lost silently; keep one")
+			continue
+		}
+		seen[m.key] = true
+		key := m.key
+		if a, ok := cfgFieldAliases[key]; ok {
+			if seen[a.to] || cfgHasKey(raw, a.to) {
+				p.problem(fw, fmt.Sprintf("%q is %s's name for %q, and both are given; keep one", key, a.from, a.to))
+				continue
+			}
+			key = a.to
+		}
+		if f, ok := cfgForeignFields[key]; ok {
+			if f.reject {
+				p.problem(fw, f.what)
+			} else {
+				p.warn(fw, f.what)
+			}
+			continue
+		}
+		kind, known := cfgFieldKind(0), false
+		for _, f := range cfgServerFields {
+			if f.name == key {
+				kind, known = f.kind, true
+			}
+		}
+		if !known {
+			p.problem(fw, cfgUnknownField(key, cfgServerFieldNames()))
+			continue
+		}
+		if cfgKind(m.val) == "null" { // null is as if absent
+			continue
+		}
+		switch kind {
+		case cfgString:
+			s, ok := p.str(fw, m.val)
+			if !ok {
+				continue
+			}
+			switch key {
+			case "type":
+				e.typ = s
+			case "command":
+				e.command = s
+			case "cwd":
+				e.cwd = s
+			case "url":
+				e.url = s
+			case "callTimeout":
+				e.timeout = s
+			}
+		case cfgStringList:
+			list, ok := p.strList(fw, m.val)
+			if !ok {
+				continue
+			}
+			if len(list) == 0 {
+				list = nil
+			}
+			if key == "args" {
+				e.args = list
+			} else {
+				e.allowTools = list
+			}
+		case cfgStringMap:
+			mp, keys, ok := p.strMap(fw, m.val)
+			if !ok {
+				continue
+			}
+			if key == "env" {
+				e.env, e.envKeys = mp, keys
+			} else {
+				e.headers, e.headerKeys = mp, keys
+			}
+		case cfgBool:
+			var b bool
+			if err := json.Unmarshal(m.val, &b); err != nil {
+				p.problem(fw, fmt.Sprintf("expected true or false, got %s; write true or false, without quotes", cfgKind(m.val)))
+				continue
+			}
+			e.disabled = b
+		case cfgLaneObject:
+			if !p.laneObject(fw, m.val, e) {
+				continue
+			}
+		}
+		e.has[key] = true
+	}
+	return e
+}
+
+func (p *cfgParser) str(where string, raw json.RawMessage) (string, bool) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		p.problem(where, fmt.Sprintf("expected a string, got %s; write it in double quotes", cfgKind(raw)))
+		return "", false
+	}
+	return s, true
+}
+
+func (p *cfgParser) strList(where string, raw json.RawMessage) ([]string, bool) {
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		p.problem(where, fmt.Sprintf(`expected an array of strings, got %s; write it like ["a", "b"]`, cfgKind(raw)))
+		return nil, false
+	}
+	list, ok := make([]string, 0, len(items)), true
+	for i, it := range items {
+		var s string
+		if err := json.Unmarshal(it, &s); err != nil {
+			p.problem(fmt.Sprintf("%s[%d]", where, i), fmt.Sprintf("expected a string, got %s; write it in double quotes", cfgKind(it)))
+			ok = false
+			continue
+		}
+		list = append(list, s)
+	}
+	return list, ok
+}
+
+func (p *cfgParser) strMap(where string, raw json.RawMessage) (map[string]string, []string, bool) {
+	if kind := cfgKind(raw); kind != "an object" {
+		p.problem(where, fmt.Sprintf(`expected an object of strings, got %s; write it like {"NAME": "value"}`, kind))
+		return nil, nil, false
+	}
+	members := cfgMembers(raw)
+	if len(members) == 0 {
+		return nil, nil, true
+	}
+	mp, keys, ok := make(map[string]string, len(members)), make([]string, 0, len(members)), true
+	for _, m := range members {
+		kw := cfgKeyPath(where, m.key)
+		if _, dup := mp[m.key]; dup {
+			p.problem(kw, "appears twice; JSON keeps only the last, so the first would be lost silently; keep one")
+			ok = false
+			continue
+		}
+		var s string
+		if err := json.Unmarshal(m.val, &s); err != nil {
+			// The value is a secret: say its type, never its text.
+			p.problem(kw, fmt.Sprintf("expected a string, got %s; write the value in double quotes", cfgKind(m.val)))
+			ok = false
+			continue
+		}
+		mp[m.key] = s
+		keys = append(keys, m.key)
+	}
+	return mp, keys, ok
+}
+
+func (p *cfgParser) laneObject(where string, raw json.RawMessage, e *cfgEntry) bool {
+	if kind := cfgKind(raw); kind != "an object" {
+		p.problem(where, fmt.Sprintf(`expected an object, got %s; write it like {"maxActive": 4, "maxOutstanding": 64}`, kind))
+		return false
+	}
+	ok := true
+	seen := map[string]bool{}
+	for _, m := range cfgMembers(raw) {
+		fw := cfgKeyPath(where, m.key)
+		if seen[m.key] {
+			p.problem(fw, "appears twice; JSON keeps only the last, so the first would be lost silently; keep one")
+			ok = false
+			continue
+		}
+		seen[m.key] = true
+		var dst *int
+		switch m.key {
+		case "maxActive":
+			dst = &e.active
+		case "maxOutstanding":
+			dst = &e.outstanding
+		default:
+			p.problem(fw, cfgUnknownField(m.key, cfgLaneFields))
+			ok = false
+			continue
+		}
+		n, isInt := cfgInt(m.val)
+		if !isInt || n > 1<<30 || n < -1<<30 { // lane() says what the bounds are
+			p.problem(fw, fmt.Sprintf("expected a whole number up to %d, got %s; write it like 4, without quotes", MaxLaneOutstanding, cfgKindOrNumber(m.val)))
+			ok = false
+			continue
+		}
+		*dst = int(n)
+	}
+	return ok
+}
+
+// lane checks a server's lane and fills in the defaults, with the rule of
+// package lanes: 1 <= maxActive <= maxOutstanding <= MaxLaneOutstanding.
+func (p *cfgParser) lane(where string, e *cfgEntry) (active, outstanding int) {
+	active, outstanding = e.active, e.outstanding
+	aNote, oNote := "", ""
+	if active == 0 {
+		active, aNote = DefaultLaneMaxActive, " (the default)"
+	}
+	if outstanding == 0 {
+		outstanding, oNote = DefaultLaneMaxOutstanding, " (the default)"
+	}
+	switch {
+	case active < 0:
+		p.problem(where+".maxActive", "is negative; write a number from 1, or 0 for the default")
+	case outstanding < 0:
+		p.problem(where+".maxOutstanding", "is negative; write a number from 1, or 0 for the default")
+	case outstanding > MaxLaneOutstanding:
+		p.problem(where+".maxOutstanding", fmt.Sprintf("is %d; at most %d", outstanding, MaxLaneOutstanding))
+	case active > outstanding:
+		p.problem(where, fmt.Sprintf("maxActive %d%s is above maxOutstanding %d%s; raise maxOutstanding or lower maxActive", active, aNote, outstanding, oNote))
+	}
+	return active, outstanding
+}
+
+func (p *cfgParser) allowTools(where string, list []string) []string {
+	seen := map[string]bool{}
+	for i, t := range list {
+		iw := fmt.Sprintf("%s[%d]", where, i)
+		switch {
+		case strings.TrimSpace(t) == "":
+			p.problem(iw, "is empty; write a tool's name, or leave allowTools out to allow every tool")
+		case strings.IndexFunc(t, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0:
+			p.problem(iw, "holds a control character; write the tool's name as the server lists it")
+		case seen[t]:
+			p.warn(iw, fmt.Sprintf("%s is listed twice", cfgQuote(t)))
+		}
+		seen[t] = true
+	}
+	return list
+}
