@@ -61,7 +61,7 @@ const (
 type Transport string
 
 // The transports. The "type" values a file may use for them, with their
-// aliases, are in cfgTransportTypes.
+// aliases, are in transportTypes.
 const (
 	// TransportStdio: a child process speaking MCP on its stdin and stdout.
 	TransportStdio Transport = "stdio"
@@ -129,7 +129,7 @@ type Config struct {
 
 	// tmpl is each server's command, args, cwd and url as written (before
 	// ${VAR} expansion), for Redacted.
-	tmpl map[string]cfgTemplate
+	tmpl map[string]serverTemplate
 }
 
 // ErrConfig: the config file could not be read, is too large, is not JSON, or
@@ -193,18 +193,18 @@ func (e *ConfigError) Unwrap() []error {
 func LoadConfig(path string, lookupEnv func(string) (string, bool)) (*Config, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, cfgReadError(path, err)
+		return nil, configReadError(path, err)
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > MaxConfigBytes {
-		return nil, cfgTooLarge(path, fi.Size())
+		return nil, configTooLarge(path, fi.Size())
 	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
 	if err != nil {
-		return nil, cfgReadError(path, err)
+		return nil, configReadError(path, err)
 	}
 	if len(data) > MaxConfigBytes {
-		return nil, cfgTooLarge(path, -1)
+		return nil, configTooLarge(path, -1)
 	}
 	return ParseConfig(path, data, lookupEnv)
 }
@@ -216,7 +216,7 @@ func LoadConfig(path string, lookupEnv func(string) (string, bool)) (*Config, er
 // mcp.json, plus our fields (allowTools, lane, callTimeout); its "limits" sets
 // the run limits. Other top-level keys belong to the clients and are ignored
 // with a warning. Within a server, fields are checked strictly (see
-// cfgServerFields and cfgForeignFields).
+// serverFields and foreignFields).
 //
 // ${NAME}, ${NAME:-default} (default used when NAME is unset or empty) and
 // Cursor's ${env:NAME} are replaced in command, args, cwd, url and the values of
@@ -229,16 +229,16 @@ func ParseConfig(path string, data []byte, lookupEnv func(string) (string, bool)
 		lookupEnv = os.LookupEnv
 	}
 	if len(data) > MaxConfigBytes {
-		return nil, cfgTooLarge(path, int64(len(data)))
+		return nil, configTooLarge(path, int64(len(data)))
 	}
-	p := &cfgParser{err: &ConfigError{Path: cfgDisplayPath(path)}, lookup: lookupEnv}
+	p := &configParser{err: &ConfigError{Path: configName(path)}, lookup: lookupEnv}
 	data = bytes.TrimPrefix(data, []byte("\uFEFF")) // Windows editors' byte order mark
 	if len(bytes.TrimSpace(data)) == 0 {
 		p.problem("", `the file is empty; write {"mcpServers": {}} at least`)
 		return nil, p.err
 	}
 	if off, ok := cfgCheckDepth(data, MaxConfigDepth); !ok {
-		line, col := cfgLineCol(data, off)
+		line, col := lineCol(data, off)
 		p.problem(fmt.Sprintf("line %d, column %d", line, col),
 			fmt.Sprintf("nested deeper than %d arrays and objects; a config needs a handful of levels", MaxConfigDepth))
 		return nil, p.err
@@ -256,19 +256,19 @@ func ParseConfig(path string, data []byte, lookupEnv func(string) (string, bool)
 
 // configReadError and configTooLarge are the errors of a file that could
 // not be read or is too large: no parsing was tried.
-func cfgReadError(path string, err error) error {
+func configReadError(path string, err error) error {
 	what := err.Error()
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		what = pe.Err.Error()
 	}
-	return &ConfigError{Path: cfgDisplayPath(path), Problems: []ConfigProblem{{What: "cannot read it: " + what}}, cause: err}
+	return &ConfigError{Path: configName(path), Problems: []ConfigProblem{{What: "cannot read it: " + what}}, cause: err}
 }
 
-func cfgTooLarge(path string, size int64) error {
-	what := fmt.Sprintf("larger than %s, the most a config may be; name the right file", cfgSize(MaxConfigBytes))
+func configTooLarge(path string, size int64) error {
+	what := fmt.Sprintf("larger than %s, the most a config may be; name the right file", formatSize(MaxConfigBytes))
 	if size >= 0 {
-		what = fmt.Sprintf("is %d bytes; a config may be at most %s; name the right file", size, cfgSize(MaxConfigBytes))
+		what = fmt.Sprintf("is %d bytes; a config may be at most %s; name the right file", size, formatSize(MaxConfigBytes))
 	}
-	return &ConfigError{Path: cfgDisplayPath(path), Problems: []ConfigProblem{{What: what}}}
+	return &ConfigError{Path: configName(path), Problems: []ConfigProblem{{What: what}}}
 }

@@ -11,9 +11,9 @@ import (
 
 // expandServer expands ${VAR} in the fields that take it and checks the
 // results. The values it reports on are never quoted: any may be a secret.
-func (p *cfgParser) expandServer(where string, sc *ServerConfig, e *cfgEntry) {
+func (p *configParser) expandServer(where string, sc *ServerConfig, e *serverEntry) {
 	exp := func(fw, s string) (string, bool) {
-		out, bad := cfgExpand(s, p.lookup)
+		out, bad := expandVars(s, p.lookup)
 		if bad != "" {
 			p.problem(fw, bad)
 			return out, false
@@ -47,7 +47,7 @@ func (p *cfgParser) expandServer(where string, sc *ServerConfig, e *cfgEntry) {
 	if e.env != nil {
 		sc.Env = make(map[string]string, len(e.env))
 		for _, k := range e.envKeys {
-			kw := cfgKeyPath(where+".env", k)
+			kw := keyPath(where+".env", k)
 			switch {
 			case k == "":
 				p.problem(kw, "a variable needs a name")
@@ -64,7 +64,7 @@ func (p *cfgParser) expandServer(where string, sc *ServerConfig, e *cfgEntry) {
 	if e.has["url"] {
 		var ok bool
 		if sc.URL, ok = exp(where+".url", e.url); ok {
-			if bad := cfgCheckURL(sc.URL); bad != "" {
+			if bad := checkURL(sc.URL); bad != "" {
 				p.problem(where+".url", bad)
 			}
 		}
@@ -72,8 +72,8 @@ func (p *cfgParser) expandServer(where string, sc *ServerConfig, e *cfgEntry) {
 	if e.headers != nil {
 		sc.Headers = make(map[string]string, len(e.headers))
 		for _, k := range e.headerKeys {
-			kw := cfgKeyPath(where+".headers", k)
-			if !cfgHeaderName(k) {
+			kw := keyPath(where+".headers", k)
+			if !isHeaderName(k) {
 				p.problem(kw, "is not a valid header name; use letters, digits and '-', like \"Authorization\"")
 			}
 			v, _ := exp(kw, e.headers[k])
@@ -85,9 +85,9 @@ func (p *cfgParser) expandServer(where string, sc *ServerConfig, e *cfgEntry) {
 	}
 }
 
-// cfgCheckURL says what is wrong with a remote server's url, without quoting
+// checkURL says what is wrong with a remote server's url, without quoting
 // it: a URL may carry a secret.
-func cfgCheckURL(s string) string {
+func checkURL(s string) string {
 	u, err := url.Parse(s)
 	if err != nil {
 		return "is not a valid URL; write an absolute http:// or https:// URL"
@@ -105,8 +105,8 @@ func cfgCheckURL(s string) string {
 	return ""
 }
 
-// cfgHeaderName reports whether s is an HTTP header name (an RFC 9110 token).
-func cfgHeaderName(s string) bool {
+// isHeaderName reports whether s is an HTTP header name (an RFC 9110 token).
+func isHeaderName(s string) bool {
 	if s == "" {
 		return false
 	}
@@ -119,16 +119,16 @@ func cfgHeaderName(s string) bool {
 	return true
 }
 
-// cfgEditorVars are Cursor's and VS Code's variables, which name things the
+// editorVars are Cursor's and VS Code's variables, which name things the
 // gateway does not have.
-var cfgEditorVars = map[string]bool{"workspaceFolder": true, "workspaceFolderBasename": true, "userHome": true, "pathSeparator": true}
+var editorVars = map[string]bool{"workspaceFolder": true, "workspaceFolderBasename": true, "userHome": true, "pathSeparator": true}
 
-// cfgExpand replaces ${NAME}, ${NAME:-default} and ${env:NAME} in s, looking
+// expandVars replaces ${NAME}, ${NAME:-default} and ${env:NAME} in s, looking
 // names up with lookup. ":-" gives the default when NAME is unset or empty, as
 // in the shell. A "$" not followed by "{" stays as it is; there is no escape
 // and no nesting. On failure it says why (naming the variable, never a
 // value) and returns s unchanged.
-func cfgExpand(s string, lookup func(string) (string, bool)) (string, string) {
+func expandVars(s string, lookup func(string) (string, bool)) (string, string) {
 	if !strings.Contains(s, "${") {
 		return s, ""
 	}
@@ -155,7 +155,7 @@ func cfgExpand(s string, lookup func(string) (string, bool)) (string, string) {
 		if strings.Contains(body, "${") {
 			return s, fmt.Sprintf(`"${" inside "${...}" at byte %d; a default is plain text, with no variables in it`, start)
 		}
-		if !cfgVarName(name) {
+		if !isVarName(name) {
 			return s, fmt.Sprintf(`bad variable name in "${...}" at byte %d; write ${NAME} or ${NAME:-default}, NAME being letters, digits and _, not starting with a digit`, start)
 		}
 		v, ok := lookup(name)
@@ -164,7 +164,7 @@ func cfgExpand(s string, lookup func(string) (string, bool)) (string, string) {
 			b.WriteString(v)
 		case hasDef:
 			b.WriteString(def)
-		case cfgEditorVars[name]:
+		case editorVars[name]:
 			return s, fmt.Sprintf("${%s} is an editor's variable the gateway does not have; write the path itself, or set %s in the gateway's environment", name, name)
 		default:
 			return s, fmt.Sprintf("${%s} is not set; set %s in the gateway's environment, or give a default: ${%s:-value}", name, name, name)
@@ -173,7 +173,7 @@ func cfgExpand(s string, lookup func(string) (string, bool)) (string, string) {
 	return b.String(), ""
 }
 
-func cfgVarName(s string) bool {
+func isVarName(s string) bool {
 	if s == "" || s[0] >= '0' && s[0] <= '9' {
 		return false
 	}

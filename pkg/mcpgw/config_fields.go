@@ -9,49 +9,49 @@ import (
 	"strings"
 )
 
-type cfgFieldKind uint8
+type fieldKind uint8
 
 const (
-	cfgString     cfgFieldKind = iota // a JSON string
-	cfgStringList                     // an array of strings
-	cfgStringMap                      // an object of strings
-	cfgBool                           // true or false
-	cfgLaneObject                     // {"maxActive": n, "maxOutstanding": n}
+	kindString     fieldKind = iota // a JSON string
+	kindStringList                  // an array of strings
+	kindStringMap                   // an object of strings
+	kindBool                        // true or false
+	kindLaneObject                  // {"maxActive": n, "maxOutstanding": n}
 )
 
 // Which transport a field belongs to.
-type cfgSide uint8
+type fieldSide uint8
 
 const (
-	cfgEither cfgSide = iota
-	cfgStdioSide
-	cfgRemoteSide
+	sideEither fieldSide = iota
+	sideStdio
+	sideRemote
 )
 
-// cfgServerFields is every field a server entry may have. Anything else is an
-// error, unless cfgForeignFields or cfgFieldAliases names it.
-var cfgServerFields = []struct {
+// serverFields is every field a server entry may have. Anything else is an
+// error, unless foreignFields or fieldAliases names it.
+var serverFields = []struct {
 	name string
-	kind cfgFieldKind
-	side cfgSide
+	kind fieldKind
+	side fieldSide
 }{
-	{"type", cfgString, cfgEither}, // see cfgTransportTypes
-	{"command", cfgString, cfgStdioSide},
-	{"args", cfgStringList, cfgStdioSide},
-	{"env", cfgStringMap, cfgStdioSide},
-	{"cwd", cfgString, cfgStdioSide},
-	{"url", cfgString, cfgRemoteSide},
-	{"headers", cfgStringMap, cfgRemoteSide},
-	{"allowTools", cfgStringList, cfgEither},
-	{"lane", cfgLaneObject, cfgEither},
-	{"callTimeout", cfgString, cfgEither},
-	{"disabled", cfgBool, cfgEither}, // Cline, Roo Code and Windsurf write it; a disabled server is skipped
+	{"type", kindString, sideEither}, // see transportTypes
+	{"command", kindString, sideStdio},
+	{"args", kindStringList, sideStdio},
+	{"env", kindStringMap, sideStdio},
+	{"cwd", kindString, sideStdio},
+	{"url", kindString, sideRemote},
+	{"headers", kindStringMap, sideRemote},
+	{"allowTools", kindStringList, sideEither},
+	{"lane", kindLaneObject, sideEither},
+	{"callTimeout", kindString, sideEither},
+	{"disabled", kindBool, sideEither}, // Cline, Roo Code and Windsurf write it; a disabled server is skipped
 }
 
-// cfgTransportTypes is every "type" value accepted, with the clients that
+// transportTypes is every "type" value accepted, with the clients that
 // document it. A server with no type is stdio if it has "command", and
 // TransportAuto if it has "url".
-var cfgTransportTypes = []struct {
+var transportTypes = []struct {
 	value     string
 	transport Transport
 	from      string
@@ -63,16 +63,16 @@ var cfgTransportTypes = []struct {
 	{"sse", TransportSSE, "Claude Code, Cursor, Cline"},
 }
 
-// cfgFieldAliases maps a field name some client documents to ours.
-var cfgFieldAliases = map[string]struct{ to, from string }{
+// fieldAliases maps a field name some client documents to ours.
+var fieldAliases = map[string]struct{ to, from string }{
 	"serverUrl": {"url", "Windsurf"},
 }
 
-// cfgForeignFields are per-server fields that other clients write and that
+// foreignFields are per-server fields that other clients write and that
 // mean nothing to the gateway. Ignoring one must be harmless; where it is not
 // (the server would run without its variables, or expose tools its owner
 // hid), the field is an error that says what to write instead.
-var cfgForeignFields = map[string]struct {
+var foreignFields = map[string]struct {
 	reject bool
 	what   string
 }{
@@ -85,9 +85,9 @@ var cfgForeignFields = map[string]struct {
 	"disabledTools": {true, `not supported: ignoring it would expose the tools it hides; list the tools to expose in "allowTools"`},
 }
 
-// cfgFieldHints are names people write for our fields that edit distance
+// fieldHints are names people write for our fields that edit distance
 // does not catch.
-var cfgFieldHints = map[string]string{
+var fieldHints = map[string]string{
 	"cmd":          "command",
 	"arguments":    "args",
 	"environment":  "env",
@@ -96,20 +96,20 @@ var cfgFieldHints = map[string]string{
 	"allowedTools": "allowTools",
 }
 
-var cfgLaneFields = []string{"maxActive", "maxOutstanding"}
-var cfgLimitFields = []string{"timeout", "memory", "maxTimeout", "maxMemory"}
+var laneFields = []string{"maxActive", "maxOutstanding"}
+var limitFields = []string{"timeout", "memory", "maxTimeout", "maxMemory"}
 
-func cfgServerFieldNames() []string {
-	names := make([]string, len(cfgServerFields))
-	for i, f := range cfgServerFields {
+func serverFieldNames() []string {
+	names := make([]string, len(serverFields))
+	for i, f := range serverFields {
 		names[i] = f.name
 	}
 	return names
 }
 
-func cfgTransportValues() string {
+func transportValues() string {
 	var b strings.Builder
-	for i, t := range cfgTransportTypes {
+	for i, t := range transportTypes {
 		if i > 0 {
 			b.WriteString(", ")
 		}

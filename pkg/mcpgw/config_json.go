@@ -12,19 +12,19 @@ import (
 	"unicode/utf8"
 )
 
-type cfgMember struct {
+type jsonMember struct {
 	key string
 	val json.RawMessage
 }
 
-// cfgMembers lists an object's members in file order, duplicates included.
+// jsonMembers lists an object's members in file order, duplicates included.
 // raw must be valid JSON (ParseConfig checks the whole file first).
-func cfgMembers(raw json.RawMessage) []cfgMember {
+func jsonMembers(raw json.RawMessage) []jsonMember {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return nil
 	}
-	var out []cfgMember
+	var out []jsonMember
 	for dec.More() {
 		t, err := dec.Token()
 		if err != nil {
@@ -35,13 +35,13 @@ func cfgMembers(raw json.RawMessage) []cfgMember {
 		if err := dec.Decode(&v); err != nil {
 			return out
 		}
-		out = append(out, cfgMember{k, v})
+		out = append(out, jsonMember{k, v})
 	}
 	return out
 }
 
-func cfgHasKey(raw json.RawMessage, key string) bool {
-	for _, m := range cfgMembers(raw) {
+func jsonHasKey(raw json.RawMessage, key string) bool {
+	for _, m := range jsonMembers(raw) {
 		if m.key == key {
 			return true
 		}
@@ -49,8 +49,8 @@ func cfgHasKey(raw json.RawMessage, key string) bool {
 	return false
 }
 
-// cfgKind names the JSON type of raw, for messages.
-func cfgKind(raw []byte) string {
+// jsonKind names the JSON type of raw, for messages.
+func jsonKind(raw []byte) string {
 	raw = bytes.TrimLeft(raw, " \t\r\n")
 	if len(raw) == 0 {
 		return "nothing"
@@ -70,17 +70,17 @@ func cfgKind(raw []byte) string {
 	return "a number"
 }
 
-// cfgKindOrNumber names raw's type, or quotes it if it is a number.
-func cfgKindOrNumber(raw []byte) string {
-	if k := cfgKind(raw); k != "a number" {
+// jsonKindOrNumber names raw's type, or quotes it if it is a number.
+func jsonKindOrNumber(raw []byte) string {
+	if k := jsonKind(raw); k != "a number" {
 		return k
 	}
-	return cfgShort(string(bytes.TrimSpace(raw)))
+	return shortValue(string(bytes.TrimSpace(raw)))
 }
 
-// cfgInt reads a JSON number that is a whole number.
-func cfgInt(raw []byte) (int64, bool) {
-	if cfgKind(raw) != "a number" {
+// jsonInt reads a JSON number that is a whole number.
+func jsonInt(raw []byte) (int64, bool) {
+	if jsonKind(raw) != "a number" {
 		return 0, false
 	}
 	n, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64)
@@ -116,22 +116,22 @@ func cfgCheckDepth(data []byte, max int) (int, bool) {
 	return 0, true
 }
 
-// cfgLineCol turns a byte offset into a line and a column, both from 1.
-func cfgLineCol(data []byte, off int) (int, int) {
+// lineCol turns a byte offset into a line and a column, both from 1.
+func lineCol(data []byte, off int) (int, int) {
 	off = min(max(off, 0), len(data))
 	line := 1 + bytes.Count(data[:off], []byte{'\n'})
 	return line, off - bytes.LastIndexByte(data[:off], '\n')
 }
 
-func cfgDisplayPath(path string) string {
+func configName(path string) string {
 	if path == "" {
 		return "config"
 	}
 	return path
 }
 
-// cfgPlain reports whether a key can stand unquoted in a path.
-func cfgPlain(s string) bool {
+// isPlainKey reports whether a key can stand unquoted in a path.
+func isPlainKey(s string) bool {
 	if s == "" || len(s) > MaxServerNameBytes {
 		return false
 	}
@@ -144,8 +144,8 @@ func cfgPlain(s string) bool {
 	return true
 }
 
-// cfgQuote quotes a name or value from the file for a message, cut to 64 bytes.
-func cfgQuote(s string) string {
+// quoteValue quotes a name or value from the file for a message, cut to 64 bytes.
+func quoteValue(s string) string {
 	if len(s) <= 64 {
 		return strconv.Quote(s)
 	}
@@ -156,31 +156,31 @@ func cfgQuote(s string) string {
 	return strconv.Quote(s[:cut]) + "..."
 }
 
-// cfgShort cuts a value for a message, without quotes.
-func cfgShort(s string) string {
-	q := cfgQuote(s)
+// shortValue cuts a value for a message, without quotes.
+func shortValue(s string) string {
+	q := quoteValue(s)
 	if strings.HasSuffix(q, "...") {
 		return q[1:len(q)-4] + "..."
 	}
 	return q[1 : len(q)-1]
 }
 
-// cfgKeyPath appends a key to a JSON path: a.key, or a["odd key"].
-func cfgKeyPath(base, key string) string {
-	if cfgPlain(key) {
+// keyPath appends a key to a JSON path: a.key, or a["odd key"].
+func keyPath(base, key string) string {
+	if isPlainKey(key) {
 		if base == "" {
 			return key
 		}
 		return base + "." + key
 	}
-	return base + "[" + cfgQuote(key) + "]"
+	return base + "[" + quoteValue(key) + "]"
 }
 
-func cfgServerPath(name string) string { return cfgKeyPath(cfgKeyServers, name) }
+func serverPath(name string) string { return keyPath(keyServers, name) }
 
-// cfgUnknownField says an unknown field is wrong, with the likely fix.
-func cfgUnknownField(key string, known []string) string {
-	if s := cfgSuggest(key, known); s != "" {
+// unknownField says an unknown field is wrong, with the likely fix.
+func unknownField(key string, known []string) string {
+	if s := suggest(key, known); s != "" {
 		return fmt.Sprintf("unknown field; did you mean %q?", s)
 	}
 	return fmt.Sprintf("unknown field; remove it (the fields are %s)", strings.Join(known, ", "))

@@ -13,22 +13,22 @@ import (
 )
 
 // limits reads "limits" and returns the run defaults and maxima in force.
-func (p *cfgParser) limits(raw json.RawMessage) (wire.Limits, time.Duration, int64) {
+func (p *configParser) limits(raw json.RawMessage) (wire.Limits, time.Duration, int64) {
 	timeout, memory := wire.DefaultTimeout, int64(wire.DefaultMemory)
 	maxTimeout, maxMemory := time.Duration(wire.MaxTimeout), int64(wire.MaxMemory)
 	out := func() (wire.Limits, time.Duration, int64) {
 		return wire.Limits{TimeoutMs: timeout.Milliseconds(), MemoryBytes: memory}, maxTimeout, maxMemory
 	}
-	if raw == nil || cfgKind(raw) == "null" {
+	if raw == nil || jsonKind(raw) == "null" {
 		return out()
 	}
-	if kind := cfgKind(raw); kind != "an object" {
-		p.problem(cfgKeyLimits, fmt.Sprintf(`expected an object, got %s; write it like {"timeout": "30s", "memory": "64MiB"}`, kind))
+	if kind := jsonKind(raw); kind != "an object" {
+		p.problem(keyLimits, fmt.Sprintf(`expected an object, got %s; write it like {"timeout": "30s", "memory": "64MiB"}`, kind))
 		return out()
 	}
 	has, seen := map[string]bool{}, map[string]bool{}
-	for _, m := range cfgMembers(raw) {
-		fw := cfgKeyPath(cfgKeyLimits, m.key)
+	for _, m := range jsonMembers(raw) {
+		fw := keyPath(keyLimits, m.key)
 		if seen[m.key] {
 			p.problem(fw, "appears twice; JSON keeps only the last, so the first would be lost silently; keep one")
 			continue
@@ -56,7 +56,7 @@ func (p *cfgParser) limits(raw json.RawMessage) (wire.Limits, time.Duration, int
 				maxMemory = n
 			}
 		default:
-			p.problem(fw, cfgUnknownField(m.key, cfgLimitFields))
+			p.problem(fw, unknownField(m.key, limitFields))
 			continue
 		}
 		has[m.key] = true
@@ -64,23 +64,23 @@ func (p *cfgParser) limits(raw json.RawMessage) (wire.Limits, time.Duration, int
 	// The defaults must fit under the maxima, or a run that asks for nothing
 	// would be refused.
 	if (has["timeout"] || has["maxTimeout"]) && timeout > maxTimeout {
-		p.problem(cfgKeyLimits+".maxTimeout", fmt.Sprintf("%s is below limits.timeout %s; raise maxTimeout or lower timeout", maxTimeout, timeout))
+		p.problem(keyLimits+".maxTimeout", fmt.Sprintf("%s is below limits.timeout %s; raise maxTimeout or lower timeout", maxTimeout, timeout))
 	}
 	if (has["memory"] || has["maxMemory"]) && memory > maxMemory {
-		p.problem(cfgKeyLimits+".maxMemory", fmt.Sprintf("%s is below limits.memory %s; raise maxMemory or lower memory", cfgSize(maxMemory), cfgSize(memory)))
+		p.problem(keyLimits+".maxMemory", fmt.Sprintf("%s is below limits.memory %s; raise maxMemory or lower memory", formatSize(maxMemory), formatSize(memory)))
 	}
 	if _, err := (wire.Limits{TimeoutMs: timeout.Milliseconds(), MemoryBytes: memory}).Normalize(); err != nil {
-		p.problem(cfgKeyLimits, err.Error()) // not reached while the checks above are wire's
+		p.problem(keyLimits, err.Error()) // not reached while the checks above are wire's
 	}
 	return out()
 }
 
-func (p *cfgParser) limitDuration(where string, raw json.RawMessage) (time.Duration, bool) {
+func (p *configParser) limitDuration(where string, raw json.RawMessage) (time.Duration, bool) {
 	s, ok := p.str(where, raw)
 	if !ok {
 		return 0, false
 	}
-	d, bad := cfgParseDuration(s)
+	d, bad := parseDuration(s)
 	if bad != "" {
 		p.problem(where, bad)
 		return 0, false
@@ -97,48 +97,48 @@ func (p *cfgParser) limitDuration(where string, raw json.RawMessage) (time.Durat
 	return time.Duration(ms) * time.Millisecond, true
 }
 
-func (p *cfgParser) limitMemory(where string, raw json.RawMessage) (int64, bool) {
+func (p *configParser) limitMemory(where string, raw json.RawMessage) (int64, bool) {
 	var n int64
-	switch cfgKind(raw) {
+	switch jsonKind(raw) {
 	case "a number":
-		v, ok := cfgInt(raw)
+		v, ok := jsonInt(raw)
 		if !ok {
-			p.problem(where, fmt.Sprintf(`%s is not a whole number of bytes; write bytes as a whole number, or a size like "64MiB"`, cfgShort(string(raw))))
+			p.problem(where, fmt.Sprintf(`%s is not a whole number of bytes; write bytes as a whole number, or a size like "64MiB"`, shortValue(string(raw))))
 			return 0, false
 		}
 		n = v
 	case "a string":
 		var s string
 		_ = json.Unmarshal(raw, &s)
-		v, bad := cfgParseSize(s)
+		v, bad := parseSize(s)
 		if bad != "" {
 			p.problem(where, bad)
 			return 0, false
 		}
 		n = v
 	default:
-		p.problem(where, fmt.Sprintf(`expected a size like "64MiB" or a number of bytes, got %s`, cfgKind(raw)))
+		p.problem(where, fmt.Sprintf(`expected a size like "64MiB" or a number of bytes, got %s`, jsonKind(raw)))
 		return 0, false
 	}
 	if n <= 0 {
-		p.problem(where, fmt.Sprintf("must be more than 0; leave it out for the default %s", cfgSize(wire.DefaultMemory)))
+		p.problem(where, fmt.Sprintf("must be more than 0; leave it out for the default %s", formatSize(wire.DefaultMemory)))
 		return 0, false
 	}
 	if _, err := (wire.Limits{MemoryBytes: n}).Normalize(); err != nil {
-		p.problem(where, fmt.Sprintf("%s is out of range; allowed %s to %s", cfgSize(n), cfgSize(wire.MinMemory), cfgSize(wire.MaxMemory)))
+		p.problem(where, fmt.Sprintf("%s is out of range; allowed %s to %s", formatSize(n), formatSize(wire.MinMemory), formatSize(wire.MaxMemory)))
 		return 0, false
 	}
 	return n, true
 }
 
-// cfgParseDuration parses a Go duration, or says what is wrong with it.
-func cfgParseDuration(s string) (time.Duration, string) {
+// parseDuration parses a Go duration, or says what is wrong with it.
+func parseDuration(s string) (time.Duration, string) {
 	d, err := time.ParseDuration(s)
 	if err == nil {
 		return d, ""
 	}
 	if s != "" && strings.Trim(s, "0123456789") == "" {
-		return 0, fmt.Sprintf(`%s has no unit; write it like "%ss"`, cfgQuote(s), cfgShort(s))
+		return 0, fmt.Sprintf(`%s has no unit; write it like "%ss"`, quoteValue(s), shortValue(s))
 	}
-	return 0, fmt.Sprintf(`%s is not a duration; write it like "30s", "1m30s" or "500ms"`, cfgQuote(s))
+	return 0, fmt.Sprintf(`%s is not a duration; write it like "30s", "1m30s" or "500ms"`, quoteValue(s))
 }

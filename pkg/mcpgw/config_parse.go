@@ -14,14 +14,14 @@ import (
 	"github.com/run-js-server/run-js-server/pkg/wire"
 )
 
-// cfgParser gathers the problems and warnings of one file.
-type cfgParser struct {
+// configParser gathers the problems and warnings of one file.
+type configParser struct {
 	err      *ConfigError
 	warnings []string
 	lookup   func(string) (string, bool)
 }
 
-func (p *cfgParser) problem(where, what string) {
+func (p *configParser) problem(where, what string) {
 	if len(p.err.Problems) >= MaxConfigProblems {
 		p.err.Omitted++
 		return
@@ -29,7 +29,7 @@ func (p *cfgParser) problem(where, what string) {
 	p.err.Problems = append(p.err.Problems, ConfigProblem{Where: where, What: what})
 }
 
-func (p *cfgParser) warn(where, what string) {
+func (p *configParser) warn(where, what string) {
 	line := p.err.Path + ": "
 	if where != "" {
 		line += where + ": "
@@ -38,7 +38,7 @@ func (p *cfgParser) warn(where, what string) {
 }
 
 // syntax reports invalid JSON with its line and column (in bytes, from 1).
-func (p *cfgParser) syntax(data []byte, err error) {
+func (p *configParser) syntax(data []byte, err error) {
 	var se *json.SyntaxError
 	if !errors.As(err, &se) {
 		p.problem("", "invalid JSON: "+err.Error())
@@ -48,7 +48,7 @@ func (p *cfgParser) syntax(data []byte, err error) {
 	if off > 0 && off <= len(data) && se.Error() != "unexpected end of JSON input" {
 		off-- // Offset is just past the byte that broke it
 	}
-	line, col := cfgLineCol(data, off)
+	line, col := lineCol(data, off)
 	hint := "fix the JSON there"
 	if off < len(data) {
 		prev := bytes.TrimRight(data[:off], " \t\r\n")
@@ -70,37 +70,37 @@ func (p *cfgParser) syntax(data []byte, err error) {
 
 // The top-level keys we read; any other is the clients' and ignored.
 const (
-	cfgKeyServers = "mcpServers"
-	cfgKeyLimits  = "limits"
+	keyServers = "mcpServers"
+	keyLimits  = "limits"
 )
 
-func (p *cfgParser) parse(path string, data []byte) *Config {
-	cfg := &Config{Path: path, tmpl: map[string]cfgTemplate{}}
-	if kind := cfgKind(data); kind != "an object" {
+func (p *configParser) parse(path string, data []byte) *Config {
+	cfg := &Config{Path: path, tmpl: map[string]serverTemplate{}}
+	if kind := jsonKind(data); kind != "an object" {
 		p.problem("", fmt.Sprintf(`the top level is %s; it must be an object like {"mcpServers": {...}}`, kind))
 		return nil
 	}
-	top := cfgMembers(data)
+	top := jsonMembers(data)
 	seen := map[string]bool{}
 	var servers json.RawMessage
 	limitsDone := false
 	for _, m := range top {
-		where := cfgKeyPath("", m.key)
+		where := keyPath("", m.key)
 		if seen[m.key] {
 			p.problem(where, "appears twice; JSON keeps only the last, so the first would be lost silently; merge them")
 			continue
 		}
 		seen[m.key] = true
 		switch m.key {
-		case cfgKeyServers:
+		case keyServers:
 			servers = m.val
 			p.servers(cfg, servers)
-		case cfgKeyLimits:
+		case keyLimits:
 			cfg.Limits, cfg.MaxTimeout, cfg.MaxMemory = p.limits(m.val)
 			limitsDone = true
 		default:
 			what := "ignored; not a gateway setting"
-			if s := cfgSuggest(m.key, []string{cfgKeyServers, cfgKeyLimits}); s != "" {
+			if s := suggest(m.key, []string{keyServers, keyLimits}); s != "" {
 				what = fmt.Sprintf("ignored; did you mean %q?", s)
 			}
 			p.warn(where, what)
@@ -112,12 +112,12 @@ func (p *cfgParser) parse(path string, data []byte) *Config {
 	if servers == nil {
 		what := `missing; add "mcpServers": {"name": {"command": ...}}`
 		for _, m := range top {
-			if s := cfgSuggest(m.key, []string{cfgKeyServers}); s != "" || m.key == "servers" {
-				what = fmt.Sprintf("missing; the file has %s: rename it to %q", cfgQuote(m.key), cfgKeyServers)
+			if s := suggest(m.key, []string{keyServers}); s != "" || m.key == "servers" {
+				what = fmt.Sprintf("missing; the file has %s: rename it to %q", quoteValue(m.key), keyServers)
 				break
 			}
 		}
-		p.problem(cfgKeyServers, what)
+		p.problem(keyServers, what)
 		return nil
 	}
 	sort.Slice(cfg.Servers, func(i, j int) bool { return cfg.Servers[i].Name < cfg.Servers[j].Name })
@@ -126,21 +126,21 @@ func (p *cfgParser) parse(path string, data []byte) *Config {
 }
 
 // servers checks "mcpServers" and adds the good servers to cfg.
-func (p *cfgParser) servers(cfg *Config, servers json.RawMessage) {
-	if kind := cfgKind(servers); kind != "an object" {
-		p.problem(cfgKeyServers, fmt.Sprintf(`expected an object of servers by name, got %s; write {"name": {"command": ...}}`, kind))
+func (p *configParser) servers(cfg *Config, servers json.RawMessage) {
+	if kind := jsonKind(servers); kind != "an object" {
+		p.problem(keyServers, fmt.Sprintf(`expected an object of servers by name, got %s; write {"name": {"command": ...}}`, kind))
 		return
 	}
-	members := cfgMembers(servers)
+	members := jsonMembers(servers)
 	if len(members) > MaxConfigServers {
-		p.problem(cfgKeyServers, fmt.Sprintf("has %d servers; at most %d", len(members), MaxConfigServers))
+		p.problem(keyServers, fmt.Sprintf("has %d servers; at most %d", len(members), MaxConfigServers))
 		return
 	}
 	seen := map[string]bool{}
 	enabled := 0
 	for _, m := range members {
 		if seen[m.key] {
-			p.problem(cfgServerPath(m.key), "server name appears twice; JSON keeps only the last, so the first would be lost silently; rename one")
+			p.problem(serverPath(m.key), "server name appears twice; JSON keeps only the last, so the first would be lost silently; rename one")
 			continue
 		}
 		seen[m.key] = true
@@ -155,14 +155,14 @@ func (p *cfgParser) servers(cfg *Config, servers json.RawMessage) {
 		cfg.tmpl[sc.Name] = tmpl
 	}
 	if len(members) == 0 {
-		p.warn(cfgKeyServers, "no servers; programs will have no tools to call")
+		p.warn(keyServers, "no servers; programs will have no tools to call")
 	} else if enabled == 0 && len(cfg.Servers) == len(members) {
-		p.warn(cfgKeyServers, "every server is disabled; programs will have no tools to call")
+		p.warn(keyServers, "every server is disabled; programs will have no tools to call")
 	}
 }
 
-// cfgEntry is a server's fields as decoded, before expansion.
-type cfgEntry struct {
+// serverEntry is a server's fields as decoded, before expansion.
+type serverEntry struct {
 	has                             map[string]bool
 	typ, command, cwd, url, timeout string
 	args, allowTools                []string
@@ -172,18 +172,18 @@ type cfgEntry struct {
 	disabled                        bool
 }
 
-// cfgTemplate is what Redacted shows of a server: its text as written.
-type cfgTemplate struct {
+// serverTemplate is what Redacted shows of a server: its text as written.
+type serverTemplate struct {
 	command, cwd, url string
 	args              []string
 }
 
 // server checks one server entry. ok is false if it had any problem.
-func (p *cfgParser) server(name string, raw json.RawMessage) (sc ServerConfig, tmpl cfgTemplate, ok bool) {
+func (p *configParser) server(name string, raw json.RawMessage) (sc ServerConfig, tmpl serverTemplate, ok bool) {
 	before := len(p.err.Problems) + p.err.Omitted
-	where := cfgServerPath(name)
+	where := serverPath(name)
 	p.serverName(where, name)
-	if kind := cfgKind(raw); kind != "an object" {
+	if kind := jsonKind(raw); kind != "an object" {
 		p.problem(where, fmt.Sprintf(`expected an object with "command" or "url", got %s`, kind))
 		return sc, tmpl, false
 	}
@@ -193,20 +193,20 @@ func (p *cfgParser) server(name string, raw json.RawMessage) (sc ServerConfig, t
 	var tr Transport
 	why := ""
 	if e.has["type"] {
-		for _, t := range cfgTransportTypes {
+		for _, t := range transportTypes {
 			if t.value == e.typ {
 				tr = t.transport
 			}
 		}
 		why = fmt.Sprintf("its type is %q", e.typ)
 		if tr == "" {
-			what := fmt.Sprintf("unknown type %s; accepted: %s, or leave it out", cfgQuote(e.typ), cfgTransportValues())
-			values := make([]string, len(cfgTransportTypes))
-			for i, t := range cfgTransportTypes {
+			what := fmt.Sprintf("unknown type %s; accepted: %s, or leave it out", quoteValue(e.typ), transportValues())
+			values := make([]string, len(transportTypes))
+			for i, t := range transportTypes {
 				values[i] = t.value
 			}
-			if s := cfgSuggest(e.typ, values); s != "" {
-				what = fmt.Sprintf("unknown type %s; did you mean %q? accepted: %s, or leave it out", cfgQuote(e.typ), s, cfgTransportValues())
+			if s := suggest(e.typ, values); s != "" {
+				what = fmt.Sprintf("unknown type %s; did you mean %q? accepted: %s, or leave it out", quoteValue(e.typ), s, transportValues())
 			}
 			p.problem(where+".type", what)
 		} else if tr == TransportStdio && !e.has["command"] {
@@ -228,14 +228,14 @@ func (p *cfgParser) server(name string, raw json.RawMessage) (sc ServerConfig, t
 	}
 	// Fields of the other transport.
 	if tr != "" {
-		for _, f := range cfgServerFields {
+		for _, f := range serverFields {
 			if !e.has[f.name] {
 				continue
 			}
-			if f.side == cfgStdioSide && tr.remote() {
+			if f.side == sideStdio && tr.remote() {
 				p.problem(where+"."+f.name, fmt.Sprintf(`%q does not belong on a remote server (%s); remove it: a remote server takes "url" and "headers"`, f.name, why))
 			}
-			if f.side == cfgRemoteSide && tr == TransportStdio {
+			if f.side == sideRemote && tr == TransportStdio {
 				p.problem(where+"."+f.name, fmt.Sprintf(`%q does not belong on a stdio server (%s); remove it: a stdio server takes "command", "args", "env" and "cwd"`, f.name, why))
 			}
 		}
@@ -243,7 +243,7 @@ func (p *cfgParser) server(name string, raw json.RawMessage) (sc ServerConfig, t
 
 	sc = ServerConfig{Name: name, Transport: tr, Disabled: e.disabled, Command: e.command, Args: e.args,
 		Env: e.env, Cwd: e.cwd, URL: e.url, Headers: e.headers}
-	tmpl = cfgTemplate{command: e.command, cwd: e.cwd, url: e.url, args: e.args}
+	tmpl = serverTemplate{command: e.command, cwd: e.cwd, url: e.url, args: e.args}
 	if e.disabled {
 		p.warn(where, `disabled ("disabled": true); skipped`)
 	} else {
@@ -254,7 +254,7 @@ func (p *cfgParser) server(name string, raw json.RawMessage) (sc ServerConfig, t
 	sc.AllowTools = p.allowTools(where+".allowTools", e.allowTools)
 	sc.Lane.MaxActive, sc.Lane.MaxOutstanding = p.lane(where+".lane", e)
 	if e.has["callTimeout"] {
-		d, bad := cfgParseDuration(e.timeout)
+		d, bad := parseDuration(e.timeout)
 		switch {
 		case bad != "":
 			p.problem(where+".callTimeout", bad)
@@ -270,7 +270,7 @@ func (p *cfgParser) server(name string, raw json.RawMessage) (sc ServerConfig, t
 }
 
 // serverName checks a server's name.
-func (p *cfgParser) serverName(where, name string) {
+func (p *configParser) serverName(where, name string) {
 	switch {
 	case name == "":
 		p.problem(where, "server name is empty; give the server a name")
@@ -283,25 +283,25 @@ func (p *cfgParser) serverName(where, name string) {
 
 // entry decodes a server's fields by their JSON types, reporting unknown and
 // misspelt fields and wrong types.
-func (p *cfgParser) entry(where string, raw json.RawMessage) *cfgEntry {
-	e := &cfgEntry{has: map[string]bool{}}
+func (p *configParser) entry(where string, raw json.RawMessage) *serverEntry {
+	e := &serverEntry{has: map[string]bool{}}
 	seen := map[string]bool{}
-	for _, m := range cfgMembers(raw) {
-		fw := cfgKeyPath(where, m.key)
+	for _, m := range jsonMembers(raw) {
+		fw := keyPath(where, m.key)
 		if seen[m.key] {
 			p.problem(fw, "appears twice; JSON keeps only the last, so the first would be lost silently; keep one")
 			continue
 		}
 		seen[m.key] = true
 		key := m.key
-		if a, ok := cfgFieldAliases[key]; ok {
-			if seen[a.to] || cfgHasKey(raw, a.to) {
+		if a, ok := fieldAliases[key]; ok {
+			if seen[a.to] || jsonHasKey(raw, a.to) {
 				p.problem(fw, fmt.Sprintf("%q is %s's name for %q, and both are given; keep one", key, a.from, a.to))
 				continue
 			}
 			key = a.to
 		}
-		if f, ok := cfgForeignFields[key]; ok {
+		if f, ok := foreignFields[key]; ok {
 			if f.reject {
 				p.problem(fw, f.what)
 			} else {
@@ -309,21 +309,21 @@ func (p *cfgParser) entry(where string, raw json.RawMessage) *cfgEntry {
 			}
 			continue
 		}
-		kind, known := cfgFieldKind(0), false
-		for _, f := range cfgServerFields {
+		kind, known := fieldKind(0), false
+		for _, f := range serverFields {
 			if f.name == key {
 				kind, known = f.kind, true
 			}
 		}
 		if !known {
-			p.problem(fw, cfgUnknownField(key, cfgServerFieldNames()))
+			p.problem(fw, unknownField(key, serverFieldNames()))
 			continue
 		}
-		if cfgKind(m.val) == "null" { // null is as if absent
+		if jsonKind(m.val) == "null" { // null is as if absent
 			continue
 		}
 		switch kind {
-		case cfgString:
+		case kindString:
 			s, ok := p.str(fw, m.val)
 			if !ok {
 				continue
@@ -340,7 +340,7 @@ func (p *cfgParser) entry(where string, raw json.RawMessage) *cfgEntry {
 			case "callTimeout":
 				e.timeout = s
 			}
-		case cfgStringList:
+		case kindStringList:
 			list, ok := p.strList(fw, m.val)
 			if !ok {
 				continue
@@ -353,7 +353,7 @@ func (p *cfgParser) entry(where string, raw json.RawMessage) *cfgEntry {
 			} else {
 				e.allowTools = list
 			}
-		case cfgStringMap:
+		case kindStringMap:
 			mp, keys, ok := p.strMap(fw, m.val)
 			if !ok {
 				continue
@@ -363,14 +363,14 @@ func (p *cfgParser) entry(where string, raw json.RawMessage) *cfgEntry {
 			} else {
 				e.headers, e.headerKeys = mp, keys
 			}
-		case cfgBool:
+		case kindBool:
 			var b bool
 			if err := json.Unmarshal(m.val, &b); err != nil {
-				p.problem(fw, fmt.Sprintf("expected true or false, got %s; write true or false, without quotes", cfgKind(m.val)))
+				p.problem(fw, fmt.Sprintf("expected true or false, got %s; write true or false, without quotes", jsonKind(m.val)))
 				continue
 			}
 			e.disabled = b
-		case cfgLaneObject:
+		case kindLaneObject:
 			if !p.laneObject(fw, m.val, e) {
 				continue
 			}
@@ -380,26 +380,26 @@ func (p *cfgParser) entry(where string, raw json.RawMessage) *cfgEntry {
 	return e
 }
 
-func (p *cfgParser) str(where string, raw json.RawMessage) (string, bool) {
+func (p *configParser) str(where string, raw json.RawMessage) (string, bool) {
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
-		p.problem(where, fmt.Sprintf("expected a string, got %s; write it in double quotes", cfgKind(raw)))
+		p.problem(where, fmt.Sprintf("expected a string, got %s; write it in double quotes", jsonKind(raw)))
 		return "", false
 	}
 	return s, true
 }
 
-func (p *cfgParser) strList(where string, raw json.RawMessage) ([]string, bool) {
+func (p *configParser) strList(where string, raw json.RawMessage) ([]string, bool) {
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
-		p.problem(where, fmt.Sprintf(`expected an array of strings, got %s; write it like ["a", "b"]`, cfgKind(raw)))
+		p.problem(where, fmt.Sprintf(`expected an array of strings, got %s; write it like ["a", "b"]`, jsonKind(raw)))
 		return nil, false
 	}
 	list, ok := make([]string, 0, len(items)), true
 	for i, it := range items {
 		var s string
 		if err := json.Unmarshal(it, &s); err != nil {
-			p.problem(fmt.Sprintf("%s[%d]", where, i), fmt.Sprintf("expected a string, got %s; write it in double quotes", cfgKind(it)))
+			p.problem(fmt.Sprintf("%s[%d]", where, i), fmt.Sprintf("expected a string, got %s; write it in double quotes", jsonKind(it)))
 			ok = false
 			continue
 		}
@@ -408,18 +408,18 @@ func (p *cfgParser) strList(where string, raw json.RawMessage) ([]string, bool) 
 	return list, ok
 }
 
-func (p *cfgParser) strMap(where string, raw json.RawMessage) (map[string]string, []string, bool) {
-	if kind := cfgKind(raw); kind != "an object" {
+func (p *configParser) strMap(where string, raw json.RawMessage) (map[string]string, []string, bool) {
+	if kind := jsonKind(raw); kind != "an object" {
 		p.problem(where, fmt.Sprintf(`expected an object of strings, got %s; write it like {"NAME": "value"}`, kind))
 		return nil, nil, false
 	}
-	members := cfgMembers(raw)
+	members := jsonMembers(raw)
 	if len(members) == 0 {
 		return nil, nil, true
 	}
 	mp, keys, ok := make(map[string]string, len(members)), make([]string, 0, len(members)), true
 	for _, m := range members {
-		kw := cfgKeyPath(where, m.key)
+		kw := keyPath(where, m.key)
 		if _, dup := mp[m.key]; dup {
 			p.problem(kw, "appears twice; JSON keeps only the last, so the first would be lost silently; keep one")
 			ok = false
@@ -428,7 +428,7 @@ func (p *cfgParser) strMap(where string, raw json.RawMessage) (map[string]string
 		var s string
 		if err := json.Unmarshal(m.val, &s); err != nil {
 			// The value is a secret: say its type, never its text.
-			p.problem(kw, fmt.Sprintf("expected a string, got %s; write the value in double quotes", cfgKind(m.val)))
+			p.problem(kw, fmt.Sprintf("expected a string, got %s; write the value in double quotes", jsonKind(m.val)))
 			ok = false
 			continue
 		}
@@ -438,15 +438,15 @@ func (p *cfgParser) strMap(where string, raw json.RawMessage) (map[string]string
 	return mp, keys, ok
 }
 
-func (p *cfgParser) laneObject(where string, raw json.RawMessage, e *cfgEntry) bool {
-	if kind := cfgKind(raw); kind != "an object" {
+func (p *configParser) laneObject(where string, raw json.RawMessage, e *serverEntry) bool {
+	if kind := jsonKind(raw); kind != "an object" {
 		p.problem(where, fmt.Sprintf(`expected an object, got %s; write it like {"maxActive": 4, "maxOutstanding": 64}`, kind))
 		return false
 	}
 	ok := true
 	seen := map[string]bool{}
-	for _, m := range cfgMembers(raw) {
-		fw := cfgKeyPath(where, m.key)
+	for _, m := range jsonMembers(raw) {
+		fw := keyPath(where, m.key)
 		if seen[m.key] {
 			p.problem(fw, "appears twice; JSON keeps only the last, so the first would be lost silently; keep one")
 			ok = false
@@ -460,13 +460,13 @@ func (p *cfgParser) laneObject(where string, raw json.RawMessage, e *cfgEntry) b
 		case "maxOutstanding":
 			dst = &e.outstanding
 		default:
-			p.problem(fw, cfgUnknownField(m.key, cfgLaneFields))
+			p.problem(fw, unknownField(m.key, laneFields))
 			ok = false
 			continue
 		}
-		n, isInt := cfgInt(m.val)
+		n, isInt := jsonInt(m.val)
 		if !isInt || n > 1<<30 || n < -1<<30 { // lane() says what the bounds are
-			p.problem(fw, fmt.Sprintf("expected a whole number up to %d, got %s; write it like 4, without quotes", MaxLaneOutstanding, cfgKindOrNumber(m.val)))
+			p.problem(fw, fmt.Sprintf("expected a whole number up to %d, got %s; write it like 4, without quotes", MaxLaneOutstanding, jsonKindOrNumber(m.val)))
 			ok = false
 			continue
 		}
@@ -477,7 +477,7 @@ func (p *cfgParser) laneObject(where string, raw json.RawMessage, e *cfgEntry) b
 
 // lane checks a server's lane and fills in the defaults, with the rule of
 // package lanes: 1 <= maxActive <= maxOutstanding <= MaxLaneOutstanding.
-func (p *cfgParser) lane(where string, e *cfgEntry) (active, outstanding int) {
+func (p *configParser) lane(where string, e *serverEntry) (active, outstanding int) {
 	active, outstanding = e.active, e.outstanding
 	aNote, oNote := "", ""
 	if active == 0 {
@@ -499,7 +499,7 @@ func (p *cfgParser) lane(where string, e *cfgEntry) (active, outstanding int) {
 	return active, outstanding
 }
 
-func (p *cfgParser) allowTools(where string, list []string) []string {
+func (p *configParser) allowTools(where string, list []string) []string {
 	seen := map[string]bool{}
 	for i, t := range list {
 		iw := fmt.Sprintf("%s[%d]", where, i)
@@ -509,7 +509,7 @@ func (p *cfgParser) allowTools(where string, list []string) []string {
 		case strings.IndexFunc(t, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0:
 			p.problem(iw, "holds a control character; write the tool's name as the server lists it")
 		case seen[t]:
-			p.warn(iw, fmt.Sprintf("%s is listed twice", cfgQuote(t)))
+			p.warn(iw, fmt.Sprintf("%s is listed twice", quoteValue(t)))
 		}
 		seen[t] = true
 	}

@@ -5,24 +5,24 @@ package mcpgw
 
 import "strings"
 
-// cfgRedacted is the text that stands for a secret.
-const cfgRedacted = "<redacted>"
+// redactedText is the text that stands for a secret.
+const redactedText = "<redacted>"
 
-type cfgRedactedConfig struct {
-	Path     string              `json:"path"`
-	Limits   cfgRedactedLimits   `json:"limits"`
-	Servers  []cfgRedactedServer `json:"servers"`
-	Warnings []string            `json:"warnings,omitempty"`
+type redactedConfig struct {
+	Path     string           `json:"path"`
+	Limits   redactedLimits   `json:"limits"`
+	Servers  []redactedServer `json:"servers"`
+	Warnings []string         `json:"warnings,omitempty"`
 }
 
-type cfgRedactedLimits struct {
+type redactedLimits struct {
 	Timeout    string `json:"timeout"`
 	Memory     int64  `json:"memory"`
 	MaxTimeout string `json:"maxTimeout"`
 	MaxMemory  int64  `json:"maxMemory"`
 }
 
-type cfgRedactedServer struct {
+type redactedServer struct {
 	Name        string            `json:"name"`
 	Transport   Transport         `json:"transport"`
 	Command     string            `json:"command,omitempty"`
@@ -32,12 +32,12 @@ type cfgRedactedServer struct {
 	URL         string            `json:"url,omitempty"`
 	Headers     map[string]string `json:"headers,omitempty"`
 	AllowTools  []string          `json:"allowTools,omitempty"` // absent: every tool
-	Lane        cfgRedactedLane   `json:"lane"`
+	Lane        redactedLane      `json:"lane"`
 	CallTimeout string            `json:"callTimeout,omitempty"`
 	Disabled    bool              `json:"disabled,omitempty"`
 }
 
-type cfgRedactedLane struct {
+type redactedLane struct {
 	MaxActive      int `json:"maxActive"`
 	MaxOutstanding int `json:"maxOutstanding"`
 }
@@ -55,28 +55,28 @@ func (c *Config) Redacted() any {
 	if c == nil {
 		return nil
 	}
-	out := cfgRedactedConfig{
+	out := redactedConfig{
 		Path: c.Path,
-		Limits: cfgRedactedLimits{
+		Limits: redactedLimits{
 			Timeout: c.Limits.Timeout().String(), Memory: c.Limits.MemoryBytes,
 			MaxTimeout: c.MaxTimeout.String(), MaxMemory: c.MaxMemory,
 		},
-		Servers:  make([]cfgRedactedServer, 0, len(c.Servers)),
+		Servers:  make([]redactedServer, 0, len(c.Servers)),
 		Warnings: c.Warnings,
 	}
 	for _, s := range c.Servers {
 		t, ok := c.tmpl[s.Name]
 		if !ok {
-			t = cfgTemplate{command: s.Command, cwd: s.Cwd, url: s.URL, args: s.Args}
+			t = serverTemplate{command: s.Command, cwd: s.Cwd, url: s.URL, args: s.Args}
 		}
-		r := cfgRedactedServer{
+		r := redactedServer{
 			Name: s.Name, Transport: s.Transport, Command: t.command, Cwd: t.cwd,
-			Args: cfgRedactArgs(t.args), Env: cfgRedactMap(s.Env), Headers: cfgRedactMap(s.Headers),
-			AllowTools: s.AllowTools, Lane: cfgRedactedLane{s.Lane.MaxActive, s.Lane.MaxOutstanding},
+			Args: redactArgs(t.args), Env: redactMap(s.Env), Headers: redactMap(s.Headers),
+			AllowTools: s.AllowTools, Lane: redactedLane{s.Lane.MaxActive, s.Lane.MaxOutstanding},
 			Disabled: s.Disabled,
 		}
 		if t.url != "" {
-			r.URL = cfgRedactURL(t.url)
+			r.URL = redactURL(t.url)
 		}
 		if s.CallTimeout > 0 {
 			r.CallTimeout = s.CallTimeout.String()
@@ -86,25 +86,25 @@ func (c *Config) Redacted() any {
 	return out
 }
 
-func cfgRedactMap(m map[string]string) map[string]string {
+func redactMap(m map[string]string) map[string]string {
 	if len(m) == 0 {
 		return nil
 	}
 	out := make(map[string]string, len(m))
 	for k := range m {
-		out[k] = cfgRedacted
+		out[k] = redactedText
 	}
 	return out
 }
 
-// cfgRedactURL keeps a URL's scheme, host and path, and replaces its userinfo,
+// redactURL keeps a URL's scheme, host and path, and replaces its userinfo,
 // query and fragment. It works on text, so a URL with ${VAR} in it, or one
 // that does not parse, is redacted the same way.
-func cfgRedactURL(s string) string {
+func redactURL(s string) string {
 	i := strings.Index(s, "://")
 	if i < 0 {
 		if strings.ContainsAny(s, "@?#") {
-			return cfgRedacted
+			return redactedText
 		}
 		return s
 	}
@@ -115,19 +115,19 @@ func cfgRedactURL(s string) string {
 	}
 	auth, tail := rest[:authEnd], rest[authEnd:]
 	if at := strings.LastIndexByte(auth, '@'); at >= 0 {
-		auth = cfgRedacted + "@" + auth[at+1:]
+		auth = redactedText + "@" + auth[at+1:]
 	}
 	path, cut := tail, ""
 	if q := strings.IndexAny(tail, "?#"); q >= 0 {
-		path, cut = tail[:q], tail[q:q+1]+cfgRedacted
+		path, cut = tail[:q], tail[q:q+1]+redactedText
 	}
 	return s[:i+3] + auth + path + cut
 }
 
-// cfgSecretFlagWords: a flag whose name holds one of these takes a secret.
-var cfgSecretFlagWords = []string{"token", "key", "secret", "password", "passwd", "auth", "credential", "cookie", "header"}
+// secretFlagWords: a flag whose name holds one of these takes a secret.
+var secretFlagWords = []string{"token", "key", "secret", "password", "passwd", "auth", "credential", "cookie", "header"}
 
-func cfgSecretFlag(flag string) bool {
+func isSecretFlag(flag string) bool {
 	if !strings.HasPrefix(flag, "-") {
 		return false
 	}
@@ -135,7 +135,7 @@ func cfgSecretFlag(flag string) bool {
 	if f == "-h" {
 		return true // curl's and mcp-remote's short --header
 	}
-	for _, w := range cfgSecretFlagWords {
+	for _, w := range secretFlagWords {
 		if strings.Contains(f, w) {
 			return true
 		}
@@ -143,28 +143,28 @@ func cfgSecretFlag(flag string) bool {
 	return false
 }
 
-// cfgRedactHeaderArg keeps the name of "Name: value" and redacts the value.
-func cfgRedactHeaderArg(s string) string {
+// redactHeaderArg keeps the name of "Name: value" and redacts the value.
+func redactHeaderArg(s string) string {
 	if k := strings.IndexByte(s, ':'); k > 0 && !strings.Contains(s[:k], "/") {
-		return s[:k+1] + cfgRedacted
+		return s[:k+1] + redactedText
 	}
-	return cfgRedacted
+	return redactedText
 }
 
-func cfgRedactArgs(args []string) []string {
+func redactArgs(args []string) []string {
 	if len(args) == 0 {
 		return nil
 	}
 	out := make([]string, len(args))
 	for i, a := range args {
 		switch {
-		case i > 0 && cfgSecretFlag(args[i-1]) && !strings.HasPrefix(a, "-"):
-			out[i] = cfgRedactHeaderArg(a)
-		case strings.HasPrefix(a, "-") && strings.Contains(a, "=") && cfgSecretFlag(a[:strings.IndexByte(a, '=')]):
+		case i > 0 && isSecretFlag(args[i-1]) && !strings.HasPrefix(a, "-"):
+			out[i] = redactHeaderArg(a)
+		case strings.HasPrefix(a, "-") && strings.Contains(a, "=") && isSecretFlag(a[:strings.IndexByte(a, '=')]):
 			k := strings.IndexByte(a, '=')
-			out[i] = a[:k+1] + cfgRedactHeaderArg(a[k+1:])
+			out[i] = a[:k+1] + redactHeaderArg(a[k+1:])
 		case strings.Contains(a, "://"):
-			out[i] = cfgRedactURL(a)
+			out[i] = redactURL(a)
 		default:
 			out[i] = a
 		}

@@ -609,7 +609,7 @@ func TestConfigAccepts(t *testing.T) {
 
 // TestConfigTransportTypes: one row per entry of the table of accepted types.
 func TestConfigTransportTypes(t *testing.T) {
-	for _, tt := range cfgTransportTypes {
+	for _, tt := range transportTypes {
 		t.Run(tt.value, func(t *testing.T) {
 			src := configServers(`"a": {"type": "` + tt.value + `", "url": "https://h/mcp"}`)
 			if tt.transport == TransportStdio {
@@ -630,7 +630,7 @@ func TestConfigTransportTypes(t *testing.T) {
 // TestConfigForeignFields: one row per other client's field: ignored with a
 // warning, or an error that says what to write instead.
 func TestConfigForeignFields(t *testing.T) {
-	for field, f := range cfgForeignFields {
+	for field, f := range foreignFields {
 		t.Run(field, func(t *testing.T) {
 			src := configServers(`"a": {"command": "x", "` + field + `": {"SECRET": "foreign-SECRETVALUE"}}`)
 			line := "test.json: mcpServers.a." + field + ": " + f.what
@@ -654,7 +654,7 @@ func TestConfigForeignFields(t *testing.T) {
 
 // TestConfigFieldHints: one row per name people write for one of our fields.
 func TestConfigFieldHints(t *testing.T) {
-	for wrong, right := range cfgFieldHints {
+	for wrong, right := range fieldHints {
 		t.Run(wrong, func(t *testing.T) {
 			text, _ := configMustFail(t, configServers(`"a": {"url": "https://h/mcp", "`+wrong+`": 1}`), nil)
 			if want := fmt.Sprintf("test.json: mcpServers.a.%s: unknown field; did you mean %q?", wrong, right); !strings.Contains(text, want) {
@@ -662,7 +662,7 @@ func TestConfigFieldHints(t *testing.T) {
 			}
 		})
 	}
-	for alias, a := range cfgFieldAliases {
+	for alias, a := range fieldAliases {
 		t.Run(alias, func(t *testing.T) {
 			c := configMustParse(t, configServers(`"a": {"`+alias+`": "https://h/mcp"}`), nil)
 			if a.to != "url" || c.Servers[0].URL != "https://h/mcp" {
@@ -711,15 +711,15 @@ func TestConfigExpand(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, bad := cfgExpand(tt.in, env)
+			got, bad := expandVars(tt.in, env)
 			if tt.wantErr != "" {
 				if !strings.Contains(bad, tt.wantErr) {
-					t.Errorf("cfgExpand(%q) problem %q, want it to hold %q", tt.in, bad, tt.wantErr)
+					t.Errorf("expandVars(%q) problem %q, want it to hold %q", tt.in, bad, tt.wantErr)
 				}
 				return
 			}
 			if bad != "" || got != tt.want {
-				t.Errorf("cfgExpand(%q) = %q, %q; want %q", tt.in, got, bad, tt.want)
+				t.Errorf("expandVars(%q) = %q, %q; want %q", tt.in, got, bad, tt.want)
 			}
 		})
 	}
@@ -894,13 +894,13 @@ func TestConfigRedactURL(t *testing.T) {
 		{"@ in the query", "https://h/mcp?email=a@b", "https://h/mcp?<redacted>"},
 		{"@ in the password", "https://u:p@ss@h/", "https://<redacted>@h/"},
 		{"host only", "https://u@h", "https://<redacted>@h"},
-		{"template without a scheme", "${BASE}/mcp?k=${K}", cfgRedacted},
+		{"template without a scheme", "${BASE}/mcp?k=${K}", redactedText},
 		{"no scheme, no secret", "h/mcp", "h/mcp"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := cfgRedactURL(tt.in); got != tt.want {
-				t.Errorf("cfgRedactURL(%q) = %q, want %q", tt.in, got, tt.want)
+			if got := redactURL(tt.in); got != tt.want {
+				t.Errorf("redactURL(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
 	}
@@ -1165,7 +1165,7 @@ func configCheckParse(t *testing.T, data []byte) {
 					t.Fatalf("remote server %q with url %q", s.Name, s.URL)
 				}
 				for k, v := range s.Headers {
-					if !cfgHeaderName(k) || strings.ContainsAny(v, "\r\n\x00") {
+					if !isHeaderName(k) || strings.ContainsAny(v, "\r\n\x00") {
 						t.Fatalf("remote server %q with header %q", s.Name, k)
 					}
 				}

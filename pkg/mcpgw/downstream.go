@@ -173,7 +173,7 @@ func (d *downstream) watch(session *mcp.ClientSession, cmd *serverProc) {
 // shown: header and env values, and the URL's credentials and query.
 func (d *downstream) scrub(s string) string {
 	if d.cfg.URL != "" {
-		s = strings.ReplaceAll(s, d.cfg.URL, cfgRedactURL(d.cfg.URL))
+		s = strings.ReplaceAll(s, d.cfg.URL, redactURL(d.cfg.URL))
 	}
 	for _, m := range []map[string]string{d.cfg.Headers, d.cfg.Env} {
 		for _, v := range m {

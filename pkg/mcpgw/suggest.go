@@ -4,11 +4,11 @@ package mcpgw
 
 import "strings"
 
-// cfgSuggest gives the known name s was most likely meant to be, or "". It
+// suggest gives the known name s was most likely meant to be, or "". It
 // compares without case, by edit distance (a swap of neighbours counts one),
 // allowing one edit in short names and two in longer ones.
-func cfgSuggest(s string, known []string) string {
-	if h, ok := cfgFieldHints[s]; ok {
+func suggest(s string, known []string) string {
+	if h, ok := fieldHints[s]; ok {
 		for _, k := range known {
 			if k == h {
 				return h
@@ -28,15 +28,15 @@ func cfgSuggest(s string, known []string) string {
 		if k == s {
 			continue
 		}
-		if d := cfgDistance(ls, strings.ToLower(k)); d < bestD {
+		if d := editDistance(ls, strings.ToLower(k)); d < bestD {
 			best, bestD = k, d
 		}
 	}
 	return best
 }
 
-// cfgDistance is the optimal string alignment distance between a and b.
-func cfgDistance(a, b string) int {
+// editDistance is the optimal string alignment distance between a and b.
+func editDistance(a, b string) int {
 	prev2 := make([]int, len(b)+1)
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
