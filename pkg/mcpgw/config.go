@@ -266,9 +266,9 @@ func configReadError(path string, err error) error {
 }
 
 func configTooLarge(path string, size int64) error {
-	what := fmt.Sprintf("larger than %s, the most a config may be; name the right file", formatSize(MaxConfigBytes))
+	what := fmt.Sprintf("larger than %s, the most a config may be; name the right file", FormatSize(MaxConfigBytes))
 	if size >= 0 {
-		what = fmt.Sprintf("is %d bytes; a config may be at most %s; name the right file", size, formatSize(MaxConfigBytes))
+		what = fmt.Sprintf("is %d bytes; a config may be at most %s; name the right file", size, FormatSize(MaxConfigBytes))
 	}
 	return &ConfigError{Path: configName(path), Problems: []ConfigProblem{{What: what}}}
 }

@@ -67,7 +67,7 @@ func (p *configParser) limits(raw json.RawMessage) (wire.Limits, time.Duration, 
 		p.problem(keyLimits+".maxTimeout", fmt.Sprintf("%s is below limits.timeout %s; raise maxTimeout or lower timeout", maxTimeout, timeout))
 	}
 	if (has["memory"] || has["maxMemory"]) && memory > maxMemory {
-		p.problem(keyLimits+".maxMemory", fmt.Sprintf("%s is below limits.memory %s; raise maxMemory or lower memory", formatSize(maxMemory), formatSize(memory)))
+		p.problem(keyLimits+".maxMemory", fmt.Sprintf("%s is below limits.memory %s; raise maxMemory or lower memory", FormatSize(maxMemory), FormatSize(memory)))
 	}
 	if _, err := (wire.Limits{TimeoutMs: timeout.Milliseconds(), MemoryBytes: memory}).Normalize(); err != nil {
 		p.problem(keyLimits, err.Error()) // not reached while the checks above are wire's
@@ -110,9 +110,9 @@ func (p *configParser) limitMemory(where string, raw json.RawMessage) (int64, bo
 	case "a string":
 		var s string
 		_ = json.Unmarshal(raw, &s)
-		v, bad := parseSize(s)
-		if bad != "" {
-			p.problem(where, bad)
+		v, err := ParseSize(s)
+		if err != nil {
+			p.problem(where, err.Error())
 			return 0, false
 		}
 		n = v
@@ -121,11 +121,11 @@ func (p *configParser) limitMemory(where string, raw json.RawMessage) (int64, bo
 		return 0, false
 	}
 	if n <= 0 {
-		p.problem(where, fmt.Sprintf("must be more than 0; leave it out for the default %s", formatSize(wire.DefaultMemory)))
+		p.problem(where, fmt.Sprintf("must be more than 0; leave it out for the default %s", FormatSize(wire.DefaultMemory)))
 		return 0, false
 	}
 	if _, err := (wire.Limits{MemoryBytes: n}).Normalize(); err != nil {
-		p.problem(where, fmt.Sprintf("%s is out of range; allowed %s to %s", formatSize(n), formatSize(wire.MinMemory), formatSize(wire.MaxMemory)))
+		p.problem(where, fmt.Sprintf("%s is out of range; allowed %s to %s", FormatSize(n), FormatSize(wire.MinMemory), FormatSize(wire.MaxMemory)))
 		return 0, false
 	}
 	return n, true
