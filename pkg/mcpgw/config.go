@@ -237,13 +237,21 @@ func ParseConfig(path string, data []byte, lookupEnv func(string) (string, bool)
 		p.problem("", `the file is empty; write {"mcpServers": {}} at least`)
 		return nil, p.err
 	}
-	if off, ok := cfgCheckDepth(data, MaxConfigDepth); !ok {
-		line, col := lineCol(data, off)
-		p.problem(fmt.Sprintf("line %d, column %d", line, col),
-			fmt.Sprintf("nested deeper than %d arrays and objects; a config needs a handful of levels", MaxConfigDepth))
-		return nil, p.err
-	}
-	if err := json.Unmarshal(data, new(json.RawMessage)); err != nil {
+	// One pass without recursion checks the nesting and the syntax before
+	// anything is decoded.
+	if _, err := wire.ScanJSON(data, 0, MaxConfigDepth); err != nil {
+		var je *wire.JSONError
+		if errors.Is(err, wire.ErrTooDeep) && errors.As(err, &je) {
+			line, col := lineCol(data, je.Offset)
+			p.problem(fmt.Sprintf("line %d, column %d", line, col),
+				fmt.Sprintf("nested deeper than %d arrays and objects; a config needs a handful of levels", MaxConfigDepth))
+			return nil, p.err
+		}
+		// encoding/json rejects what ScanJSON rejects, and its error says
+		// more (p.syntax adds a hint).
+		if jerr := json.Unmarshal(data, new(json.RawMessage)); jerr != nil {
+			err = jerr
+		}
 		p.syntax(data, err)
 		return nil, p.err
 	}

@@ -87,35 +87,6 @@ func jsonInt(raw []byte) (int64, bool) {
 	return n, err == nil
 }
 
-// cfgCheckDepth finds where nesting first goes past max, counting brackets
-// outside strings. It runs before parsing, on any bytes.
-func cfgCheckDepth(data []byte, max int) (int, bool) {
-	depth, inStr, esc := 0, false, false
-	for i, c := range data {
-		switch {
-		case inStr:
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				inStr = false
-			}
-		case c == '"':
-			inStr = true
-		case c == '{' || c == '[':
-			depth++
-			if depth > max {
-				return i, false
-			}
-		case c == '}' || c == ']':
-			depth--
-		}
-	}
-	return 0, true
-}
-
 // lineCol turns a byte offset into a line and a column, both from 1.
 func lineCol(data []byte, off int) (int, int) {
 	off = min(max(off, 0), len(data))
