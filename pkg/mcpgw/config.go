@@ -44,17 +44,6 @@ const (
 	// hand-written file has, while a generated file with thousands of errors
 	// still gives a message a person can read. The rest are counted.
 	MaxConfigProblems = 50
-
-	// DefaultLaneMaxActive and DefaultLaneMaxOutstanding are a server's lane
-	// when its config leaves them out (or writes 0): the same as package
-	// lanes' defaults, repeated here so the loaded config shows the values
-	// in force. Most stdio servers answer one request or a few at a time.
-	DefaultLaneMaxActive      = 4
-	DefaultLaneMaxOutstanding = 64
-	// MaxLaneOutstanding is the most calls a lane may hold running or
-	// queued, as package lanes bounds it: every queued call holds a
-	// goroutine and its arguments.
-	MaxLaneOutstanding = 100_000
 )
 
 // Transport is how the gateway reaches a downstream server.
@@ -100,7 +89,9 @@ type ServerConfig struct {
 	// the server lists.
 	AllowTools []string
 	// Lane bounds the calls to this server. LoadConfig fills zero fields with
-	// DefaultLaneMaxActive and DefaultLaneMaxOutstanding.
+	// package lanes' defaults (lanes.DefaultMaxActive and
+	// lanes.DefaultMaxOutstanding), so the loaded config shows the values in
+	// force.
 	Lane struct{ MaxActive, MaxOutstanding int }
 	// CallTimeout bounds one call; 0 means only the run's deadline does.
 	CallTimeout time.Duration

@@ -23,7 +23,7 @@ func (p *configParser) limits(raw json.RawMessage) (wire.Limits, time.Duration, 
 		return out()
 	}
 	if kind := jsonKind(raw); kind != "an object" {
-		p.problem(keyLimits, fmt.Sprintf(`expected an object, got %s; write it like {"timeout": "30s", "memory": "64MiB"}`, kind))
+		p.problem(keyLimits, fmt.Sprintf(`expected an object, got %s; write it like {"timeout": "%s", "memory": "%s"}`, kind, wire.DefaultTimeout, FormatSize(wire.DefaultMemory)))
 		return out()
 	}
 	has, seen := map[string]bool{}, map[string]bool{}

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/run-js-server/run-js-server/pkg/lanes"
 	"github.com/run-js-server/run-js-server/pkg/wire"
 )
 
@@ -440,7 +441,7 @@ func (p *configParser) strMap(where string, raw json.RawMessage) (map[string]str
 
 func (p *configParser) laneObject(where string, raw json.RawMessage, e *serverEntry) bool {
 	if kind := jsonKind(raw); kind != "an object" {
-		p.problem(where, fmt.Sprintf(`expected an object, got %s; write it like {"maxActive": 4, "maxOutstanding": 64}`, kind))
+		p.problem(where, fmt.Sprintf(`expected an object, got %s; write it like {"maxActive": %d, "maxOutstanding": %d}`, kind, lanes.DefaultMaxActive, lanes.DefaultMaxOutstanding))
 		return false
 	}
 	ok := true
@@ -466,7 +467,7 @@ func (p *configParser) laneObject(where string, raw json.RawMessage, e *serverEn
 		}
 		n, isInt := jsonInt(m.val)
 		if !isInt || n > 1<<30 || n < -1<<30 { // lane() says what the bounds are
-			p.problem(fw, fmt.Sprintf("expected a whole number up to %d, got %s; write it like 4, without quotes", MaxLaneOutstanding, jsonKindOrNumber(m.val)))
+			p.problem(fw, fmt.Sprintf("expected a whole number up to %d, got %s; write it like 4, without quotes", lanes.MaxOutstandingLimit, jsonKindOrNumber(m.val)))
 			ok = false
 			continue
 		}
@@ -476,23 +477,23 @@ func (p *configParser) laneObject(where string, raw json.RawMessage, e *serverEn
 }
 
 // lane checks a server's lane and fills in the defaults, with the rule of
-// package lanes: 1 <= maxActive <= maxOutstanding <= MaxLaneOutstanding.
+// package lanes: 1 <= maxActive <= maxOutstanding <= lanes.MaxOutstandingLimit.
 func (p *configParser) lane(where string, e *serverEntry) (active, outstanding int) {
 	active, outstanding = e.active, e.outstanding
 	aNote, oNote := "", ""
 	if active == 0 {
-		active, aNote = DefaultLaneMaxActive, " (the default)"
+		active, aNote = lanes.DefaultMaxActive, " (the default)"
 	}
 	if outstanding == 0 {
-		outstanding, oNote = DefaultLaneMaxOutstanding, " (the default)"
+		outstanding, oNote = lanes.DefaultMaxOutstanding, " (the default)"
 	}
 	switch {
 	case active < 0:
 		p.problem(where+".maxActive", "is negative; write a number from 1, or 0 for the default")
 	case outstanding < 0:
 		p.problem(where+".maxOutstanding", "is negative; write a number from 1, or 0 for the default")
-	case outstanding > MaxLaneOutstanding:
-		p.problem(where+".maxOutstanding", fmt.Sprintf("is %d; at most %d", outstanding, MaxLaneOutstanding))
+	case outstanding > lanes.MaxOutstandingLimit:
+		p.problem(where+".maxOutstanding", fmt.Sprintf("is %d; at most %d", outstanding, lanes.MaxOutstandingLimit))
 	case active > outstanding:
 		p.problem(where, fmt.Sprintf("maxActive %d%s is above maxOutstanding %d%s; raise maxOutstanding or lower maxActive", active, aNote, outstanding, oNote))
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/run-js-server/run-js-server/pkg/lanes"
 	"github.com/run-js-server/run-js-server/pkg/wire"
 )
 
@@ -22,7 +23,7 @@ import (
 
 type configLane = struct{ MaxActive, MaxOutstanding int }
 
-var configDefaultLane = configLane{DefaultLaneMaxActive, DefaultLaneMaxOutstanding}
+var configDefaultLane = configLane{lanes.DefaultMaxActive, lanes.DefaultMaxOutstanding}
 
 // configEnv is a lookup over a fixed map: tests never read the real
 // environment.
@@ -1173,7 +1174,7 @@ func configCheckParse(t *testing.T, data []byte) {
 		default:
 			t.Fatalf("server %q with transport %q", s.Name, s.Transport)
 		}
-		if l := s.Lane; l.MaxActive < 1 || l.MaxActive > l.MaxOutstanding || l.MaxOutstanding > MaxLaneOutstanding {
+		if l := s.Lane; l.MaxActive < 1 || l.MaxActive > l.MaxOutstanding || l.MaxOutstanding > lanes.MaxOutstandingLimit {
 			t.Fatalf("server %q with lane %+v", s.Name, l)
 		}
 		if s.CallTimeout < 0 || s.CallTimeout > wire.MaxTimeout {
