@@ -23,6 +23,12 @@ import (
 // that a burst of runs from one agent does not wait for exec.
 const DefaultSpares = 2
 
+// MaxRunningPrograms is how many programs one gateway runs at once, each in
+// its own worker process (up to its memory limit plus about 7 MiB): 16 runs
+// at the default memory fit a small host. A program past it is refused at
+// once with ErrBusy, and nothing is started.
+const MaxRunningPrograms = 16
+
 // Options configure a Gateway beyond its Config.
 type Options struct {
 	Version string
@@ -41,7 +47,7 @@ type Gateway struct {
 	order    []string
 
 	running    atomic.Int32 // programs running now
-	maxRunning int32        // wire.MaxWorkersPerHost
+	maxRunning int32        // MaxRunningPrograms; tests lower it
 	scripts    scriptTable  // run_js programs by MCP session
 
 	mu        sync.Mutex
@@ -62,7 +68,7 @@ func New(cfg *Config, opts Options) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Gateway{cfg: cfg, opts: opts, log: opts.Log, launcher: l, servers: map[string]*downstream{}, stale: true, maxRunning: wire.MaxWorkersPerHost}
+	g := &Gateway{cfg: cfg, opts: opts, log: opts.Log, launcher: l, servers: map[string]*downstream{}, stale: true, maxRunning: MaxRunningPrograms}
 	maxResult := int(max(cfg.MaxMemory, cfg.Limits.MemoryBytes)/wire.ResultMemoryShare) + 1<<20
 	for _, sc := range cfg.Servers {
 		lane, err := lanes.New(sc.Name, lanes.Config{MaxActive: sc.Lane.MaxActive, MaxOutstanding: sc.Lane.MaxOutstanding})

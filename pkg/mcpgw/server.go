@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,19 +32,25 @@ var errorStatuses = map[wire.Status]bool{
 	wire.StatusOutOfMemory: true, wire.StatusCrashed: true,
 }
 
-const runJSIntro = `Run a JavaScript program that calls the downstream MCP tools as async functions, and get back only what it returns.
+// runJSIntro teaches the API at the top of run_js's description. Its numbers
+// are the limits' own.
+var runJSIntro = `Run a JavaScript program that calls the downstream MCP tools as async functions, and get back only what it returns.
 
 The code is the body of an async function: use await at top level; ` + "`return`" + ` gives the result (as JSON).
 - await tools.SERVER.TOOL(args) calls a tool (tools["my-server"]["my-tool"](args) when a name is not an identifier) and gives {content, structuredContent, isError}.
-- Calls run concurrently with Promise.all (at most 16 in flight; more wait, never refused for it).
+- Calls run concurrently with Promise.all (at most ` + strconv.Itoa(wire.DefaultMaxInFlight) + ` in flight; more wait, never refused for it).
 - A refused call (unknown tool, invalid arguments, server unavailable, lane full) throws ToolRefused: nothing was sent, safe to retry. A call that was sent but gave no usable answer throws ToolFailed (mayHaveRun: true).
 - ALL_TOOLS lists every tool with its schemas; input is the run's input; console.log/print write output (head and tail kept).
 - No file system, network, timers or modules: only the tools.
-- A program still running after yield_ms (default 10 s) returns a scriptId and goes on; wait_js, stop_js and list_js reach it.
+- A program still running after yield_ms (default ` + DefaultYield.String() + `) returns a scriptId and goes on; wait_js, stop_js and list_js reach it.
 Use search_tools for exact argument and result types.`
 
-// NewServer returns the MCP server an agent talks to: run_js, search_tools
-// and server_info over the gateway.
+// yieldBounds is yield_ms's default and cap, for the tools' schemas.
+var yieldBounds = fmt.Sprintf("default %d, at most %d", DefaultYield.Milliseconds(), MaxYield.Milliseconds())
+
+// NewServer returns the MCP server an agent talks to over the gateway, with
+// six tools: run_js, wait_js, stop_js and list_js (programs, scripts.go),
+// search_tools and server_info.
 func NewServer(g *Gateway) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "run-js-server", Version: g.opts.Version}, nil)
 	s.AddTool(&mcp.Tool{
@@ -54,7 +61,7 @@ func NewServer(g *Gateway) *mcp.Server {
 			"input":{"description":"any JSON, given to the program as the global input"},
 			"timeout_ms":{"type":"integer","minimum":1,"description":"the run's deadline in milliseconds"},
 			"memory_mb":{"type":"integer","minimum":1,"description":"the program's memory limit in MiB"},
-			"yield_ms":{"type":"integer","minimum":1,"description":"return after this long (default 10000, at most 120000) with a scriptId if the program is still running; it goes on until its timeout"}},
+			"yield_ms":{"type":"integer","minimum":1,"description":"return after this long (`+yieldBounds+`) with a scriptId if the program is still running; it goes on until its timeout"}},
 			"required":["code"],"additionalProperties":false}`),
 	}, g.handleRunJS)
 	s.AddTool(&mcp.Tool{
@@ -71,7 +78,7 @@ func NewServer(g *Gateway) *mcp.Server {
 		Description: "Wait for a program that run_js left running: returns its ending, or after yield_ms its output since the last return and its calls so far.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{
 			"scriptId":{"type":"string"},
-			"yield_ms":{"type":"integer","minimum":1,"description":"default 10000, at most 120000"}},
+			"yield_ms":{"type":"integer","minimum":1,"description":"`+yieldBounds+`"}},
 			"required":["scriptId"],"additionalProperties":false}`),
 	}, g.handleWaitJS)
 	s.AddTool(&mcp.Tool{
@@ -275,7 +282,7 @@ func (g *Gateway) info() Info {
 		Limits: LimitsInfo{
 			Run: g.cfg.Limits, MaxTimeoutMs: g.cfg.MaxTimeout.Milliseconds(), MaxMemoryBytes: g.cfg.MaxMemory,
 			MaxWorkerFrame: wire.MaxWorkerFrame, OutputChars: wire.OutputHeadChars + wire.OutputTailChars,
-			StopGraceMs: wire.StopGrace.Milliseconds(), SpareWorkers: g.opts.Worker.Spares, MaxRunning: int(g.maxRunning),
+			StopGraceMs: g.launcher.Grace().Milliseconds(), SpareWorkers: g.opts.Worker.Spares, MaxRunning: int(g.maxRunning),
 			PerSession: MaxRunningPerSession, KeptEndings: KeptEndingsPerSession,
 			DefaultYieldMs: DefaultYield.Milliseconds(), MaxYieldMs: MaxYield.Milliseconds(),
 		},

@@ -17,7 +17,8 @@ const (
 	MaxTimeout = 10 * time.Minute
 
 	// DefaultMemory is the QuickJS heap limit: plenty for shaping tool results,
-	// small enough that 16 concurrent runs fit a small host.
+	// small enough that a gateway's programs running at once (16,
+	// mcpgw.MaxRunningPrograms) fit a small host.
 	DefaultMemory = 64 << 20
 	// MinMemory is the smallest heap that still runs the prelude and a program.
 	MinMemory = 4 << 20
@@ -70,15 +71,8 @@ const (
 	OutputHeadChars = 8000
 	OutputTailChars = 8000
 
-	// StopGrace is how long a worker has to end after a stop, or to exit
-	// after its end, before its process group is killed.
-	StopGrace = 2 * time.Second
-
 	// MaxErrorChars bounds the name, message and stack of a thrown error.
 	MaxErrorChars = 8000
-
-	// MaxWorkersPerHost is how many workers may run at once on one host.
-	MaxWorkersPerHost = 16
 )
 
 // Limits are the limits of one run, sent to the worker in the start frame and

@@ -8,10 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/run-js-server/run-js-server/pkg/wire"
 )
 
 // MaxSpares bounds Config.Spares: each spare is an idle process of a few MiB.
@@ -55,7 +54,7 @@ func NewLauncher(cfg Config) (*Launcher, error) {
 		cfg.Command = append([]string{abs}, cfg.Command[1:]...)
 	}
 	if cfg.Grace <= 0 {
-		cfg.Grace = wire.StopGrace
+		cfg.Grace = DefaultGrace
 	}
 	if cfg.Spares < 0 || cfg.Spares > MaxSpares {
 		return nil, fmt.Errorf("%w: spares %d; allowed 0 to %d", ErrBadRequest, cfg.Spares, MaxSpares)
@@ -64,6 +63,10 @@ func NewLauncher(cfg Config) (*Launcher, error) {
 	l.refill()
 	return l, nil
 }
+
+// Grace is how long its runs' workers have to end after a stop or their
+// end before their process groups are killed: Config.Grace, or DefaultGrace.
+func (l *Launcher) Grace() time.Duration { return l.cfg.Grace }
 
 // WorkerBinary is the name of the worker-only binary that scripts/build.sh
 // builds beside run-js-server.

@@ -23,13 +23,18 @@ type Config struct {
 	// os.TempDir().
 	TempDir string
 	// Grace is how long a worker has to end after a stop, and to exit after
-	// its end, before its process group is killed. Zero is wire.StopGrace.
+	// its end, before its process group is killed. Zero is DefaultGrace.
 	Grace time.Duration
 	// Spares is how many fresh workers a Launcher keeps spawned ahead of
 	// need (0 to MaxSpares). The package-level Start and Execute spawn per
 	// run and ignore it.
 	Spares int
 }
+
+// DefaultGrace is Config.Grace when it is zero: a worker that checks its
+// stop flag ends within milliseconds, so two seconds is only ever spent on
+// one stuck in a builtin that does not poll the interrupt handler.
+const DefaultGrace = 2 * time.Second
 
 // handshakeTimeout bounds the wait for a worker's hello: far above a cold
 // start on a loaded host (a few ms), far below any deadline worth having.
