@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -46,9 +46,8 @@ type Gateway struct {
 	servers  map[string]*downstream
 	order    []string
 
-	running    atomic.Int32 // programs running now
-	maxRunning int32        // MaxRunningPrograms; tests lower it
-	scripts    scriptTable  // run_js programs by MCP session
+	slots   runSlots    // programs running now, against MaxRunningPrograms
+	scripts scriptTable // run_js programs by MCP session
 
 	mu        sync.Mutex
 	catalog   []wire.Tool
@@ -68,7 +67,7 @@ func New(cfg *Config, opts Options) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Gateway{cfg: cfg, opts: opts, log: opts.Log, launcher: l, servers: map[string]*downstream{}, stale: true, maxRunning: MaxRunningPrograms}
+	g := &Gateway{cfg: cfg, opts: opts, log: opts.Log, launcher: l, servers: map[string]*downstream{}, stale: true, slots: runSlots{max: MaxRunningPrograms}}
 	maxResult := int(max(cfg.MaxMemory, cfg.Limits.MemoryBytes)/wire.ResultMemoryShare) + 1<<20
 	for _, sc := range cfg.Servers {
 		lane, err := lanes.New(sc.Name, lanes.Config{MaxActive: sc.Lane.MaxActive, MaxOutstanding: sc.Lane.MaxOutstanding})
@@ -263,35 +262,76 @@ func (g *Gateway) Run(ctx context.Context, req RunRequest) (*worker.Ending, erro
 // on its Stop, or when ctx is cancelled (as a stop). Errors wrap
 // worker.ErrBadRequest (a bad program or limit; nothing ran), ErrBusy or
 // worker.ErrSpawn.
-func (g *Gateway) Start(ctx context.Context, req RunRequest) (*worker.Run, error) {
-	if g.running.Add(1) > g.maxRunning {
-		g.running.Add(-1)
-		return nil, fmt.Errorf("%w: %d programs are running on this server, its cap; nothing was started: wait for one to end", ErrBusy, g.maxRunning)
+func (g *Gateway) Start(ctx context.Context, req RunRequest) (r *worker.Run, err error) {
+	if !g.slots.take() {
+		return nil, fmt.Errorf("%w: %d programs are running on this server, its cap; nothing was started: wait for one to end", ErrBusy, g.slots.max)
 	}
+	defer func() { g.slots.started(r) }()
 	limits := g.cfg.Limits
 	if req.Timeout > 0 {
 		if req.Timeout > g.cfg.MaxTimeout {
-			g.running.Add(-1)
 			return nil, fmt.Errorf("%w: timeout %s is above this server's maximum %s", worker.ErrBadRequest, req.Timeout, g.cfg.MaxTimeout)
 		}
 		limits.TimeoutMs = req.Timeout.Milliseconds()
 	}
 	if req.Memory > 0 {
 		if req.Memory > g.cfg.MaxMemory {
-			g.running.Add(-1)
 			return nil, fmt.Errorf("%w: memory %d MiB is above this server's maximum %d MiB", worker.ErrBadRequest, req.Memory>>20, g.cfg.MaxMemory>>20)
 		}
 		limits.MemoryBytes = req.Memory
 		limits.MaxResultBytes = 0 // follows the memory
 	}
 	catalog, _, _ := g.Catalog()
-	r, err := g.launcher.Start(ctx, worker.Request{Code: req.Code, Input: req.Input, Catalog: catalog, Limits: limits, Call: g.Call})
-	if err != nil {
-		g.running.Add(-1)
-		return nil, err
+	return g.launcher.Start(ctx, worker.Request{Code: req.Code, Input: req.Input, Catalog: catalog, Limits: limits, Call: g.Call})
+}
+
+// runSlots counts the programs a gateway runs at once, against max. A
+// program holds its slot until its ending can be seen (Run.Ending is not
+// nil), so a caller holding one ending may start another program at once.
+// Safe for concurrent use.
+type runSlots struct {
+	max int // MaxRunningPrograms; tests lower it
+
+	mu       sync.Mutex
+	runs     []*worker.Run // started; at most max, ended ones dropped by take
+	starting int           // slots taken by Starts not yet started
+}
+
+// take takes a slot for a Start, or reports false at the cap. Every take
+// that reports true is followed by one started.
+func (s *runSlots) take() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.runs = slices.DeleteFunc(s.runs, func(r *worker.Run) bool { return r.Ending() != nil })
+	if len(s.runs)+s.starting >= s.max {
+		return false
 	}
-	go func() { <-r.Done(); g.running.Add(-1) }()
-	return r, nil
+	s.starting++
+	return true
+}
+
+// started hands the slot of a take to r, or frees it when r is nil (nothing
+// was started).
+func (s *runSlots) started(r *worker.Run) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.starting--
+	if r != nil {
+		s.runs = append(s.runs, r)
+	}
+}
+
+// count is how many programs hold a slot: starting, or not seen ended.
+func (s *runSlots) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.starting
+	for _, r := range s.runs {
+		if r.Ending() == nil {
+			n++
+		}
+	}
+	return n
 }
 
 // Servers reports every configured server, sorted by name.

@@ -420,14 +420,14 @@ func TestAllowTools(t *testing.T) {
 // and no worker is started.
 func TestRunningCap(t *testing.T) {
 	g := newTestGateway(t, testServer("bad", "misbehaving"))
-	g.maxRunning = 1
+	g.slots.max = 1
 	first := make(chan *worker.Ending)
 	go func() {
 		e, _ := g.Run(context.Background(), RunRequest{Code: `await tools.bad.hang({})`, Timeout: 2 * time.Second})
 		first <- e
 	}()
 	deadline := time.Now().Add(5 * time.Second)
-	for g.running.Load() == 0 {
+	for g.slots.count() == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the first run never started")
 		}

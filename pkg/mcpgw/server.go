@@ -282,7 +282,7 @@ func (g *Gateway) info() Info {
 		Limits: LimitsInfo{
 			Run: g.cfg.Limits, MaxTimeoutMs: g.cfg.MaxTimeout.Milliseconds(), MaxMemoryBytes: g.cfg.MaxMemory,
 			MaxWorkerFrame: wire.MaxWorkerFrame, OutputChars: wire.OutputHeadChars + wire.OutputTailChars,
-			StopGraceMs: g.launcher.Grace().Milliseconds(), SpareWorkers: g.opts.Worker.Spares, MaxRunning: int(g.maxRunning),
+			StopGraceMs: g.launcher.Grace().Milliseconds(), SpareWorkers: g.opts.Worker.Spares, MaxRunning: g.slots.max,
 			PerSession: MaxRunningPerSession, KeptEndings: KeptEndingsPerSession,
 			DefaultYieldMs: DefaultYield.Milliseconds(), MaxYieldMs: MaxYield.Milliseconds(),
 		},
