@@ -5,14 +5,6 @@ import (
 	"fmt"
 )
 
-// Sentinels for what CheckArgs and CheckResult find.
-var (
-	// ErrTooLarge: past a size cap (bytes, values or nesting).
-	ErrTooLarge = errors.New("too large")
-	// ErrNotObject: valid JSON, but not the JSON object the protocol needs.
-	ErrNotObject = errors.New("not a JSON object")
-)
-
 // CheckArgs checks one call's arguments as they cross from the worker: a JSON
 // object of at most MaxArgBytes bytes, MaxArgValues values and MaxResultDepth
 // levels. The worker checks before sending and the parent checks again on

@@ -2,7 +2,6 @@ package wire
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 )
 
@@ -11,13 +10,6 @@ type JSONStats struct {
 	Values int // every value counts one: objects, arrays, strings, numbers, true, false, null (object keys do not count)
 	Depth  int // deepest nesting of arrays/objects: `1` and `"x"` are 0, `[]` and `{}` are 1, `[[1]]` is 2
 }
-
-// Errors returned by ScanJSON wrap exactly one of these; test with errors.Is.
-var (
-	ErrJSONInvalid   = errors.New("invalid JSON")
-	ErrTooManyValues = errors.New("too many JSON values")
-	ErrTooDeep       = errors.New("JSON nested too deeply")
-)
 
 // JSONError is every error ScanJSON returns: which sentinel, and the byte
 // offset where it was found (errors.As gives the offset, for a message that
@@ -38,7 +30,7 @@ func (e *JSONError) Unwrap() error { return e.Err }
 
 // ScanJSON checks that b holds exactly one JSON value (RFC 8259, whitespace around it allowed) and measures it,
 // in one pass without recursion, stopping as soon as maxValues or maxDepth would be exceeded (a value <= 0 means no limit).
-// Errors are a *JSONError, wrapping one of the sentinels above and saying the byte offset, e.g.
+// Errors are a *JSONError, wrapping ErrJSONInvalid, ErrTooManyValues or ErrTooDeep and saying the byte offset, e.g.
 // "wire: invalid JSON at byte 17: ...".
 //
 // It accepts exactly the texts that encoding/json.Valid accepts, with one exception: Valid also rejects nesting
