@@ -365,8 +365,8 @@ func TestValidatorRecursiveRef(t *testing.T) {
 	if !errors.As(err, &ae) || len(ae.Problems) != 1 || ae.Problems[0].Path != "/kids/0/kids/0/n" {
 		t.Errorf("invalid tree: %v, want one problem at /kids/0/kids/0/n", err)
 	}
-	// Arguments as deep as wire allows (MaxResultDepth) validate quickly.
-	depth := wire.DefaultMaxResultDepth/2 - 1
+	// Arguments as deep as wire allows (MaxJSONDepth) validate quickly.
+	depth := wire.DefaultMaxJSONDepth/2 - 1
 	deep := strings.Repeat(`{"kids":[`, depth) + `{"n":1}` + strings.Repeat(`]}`, depth)
 	within(t, 2*time.Second, "validation of deep arguments", func() {
 		if err := v.Validate("srv", "tree", []byte(deep)); err != nil {

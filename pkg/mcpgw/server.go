@@ -61,7 +61,7 @@ func NewServer(g *Gateway) *mcp.Server {
 			"input":{"description":"any JSON, given to the program as the global input"},
 			"timeout_ms":{"type":"integer","minimum":1,"description":"the run's deadline in milliseconds"},
 			"memory_mb":{"type":"integer","minimum":1,"description":"the program's memory limit in MiB"},
-			"yield_ms":{"type":"integer","minimum":1,"description":"return after this long (`+yieldBounds+`) with a scriptId if the program is still running; it goes on until its timeout"}},
+			"yield_ms":{"type":"integer","minimum":1,"description":"return after this long (` + yieldBounds + `) with a scriptId if the program is still running; it goes on until its timeout"}},
 			"required":["code"],"additionalProperties":false}`),
 	}, g.handleRunJS)
 	s.AddTool(&mcp.Tool{
@@ -78,7 +78,7 @@ func NewServer(g *Gateway) *mcp.Server {
 		Description: "Wait for a program that run_js left running: returns its ending, or after yield_ms its output since the last return and its calls so far.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{
 			"scriptId":{"type":"string"},
-			"yield_ms":{"type":"integer","minimum":1,"description":"`+yieldBounds+`"}},
+			"yield_ms":{"type":"integer","minimum":1,"description":"` + yieldBounds + `"}},
 			"required":["scriptId"],"additionalProperties":false}`),
 	}, g.handleWaitJS)
 	s.AddTool(&mcp.Tool{

@@ -41,9 +41,11 @@ const (
 	DefaultMaxArgBytes  = 4 << 20
 	DefaultMaxArgValues = 100_000
 
-	// DefaultMaxResultDepth bounds a result's nesting: JSON.parse in a 1 MiB
-	// JS stack handles it with room to spare.
-	DefaultMaxResultDepth = 2000
+	// DefaultMaxJSONDepth bounds the nesting of every JSON value that crosses
+	// into or out of a program: a call's arguments, a result, the input.
+	// JSON.parse and JSON.stringify in a 1 MiB JS stack handle it with room
+	// to spare.
+	DefaultMaxJSONDepth = 2000
 	// ResultMemoryShare: a result may take at most memory/ResultMemoryShare
 	// bytes of JSON, so parsing it (about twice its size as JS values) still
 	// leaves the program room to use it.
@@ -85,7 +87,7 @@ type Limits struct {
 	MaxArgBytes    int   `json:"maxArgBytes"`
 	MaxArgValues   int   `json:"maxArgValues"`
 	MaxResultBytes int64 `json:"maxResultBytes"`
-	MaxResultDepth int   `json:"maxResultDepth"`
+	MaxJSONDepth   int   `json:"maxJsonDepth"`
 	MaxReturnBytes int   `json:"maxReturnBytes"`
 }
 
@@ -113,7 +115,7 @@ func (l Limits) Normalize() (Limits, error) {
 	def(&l.MaxArgBytes, DefaultMaxArgBytes)
 	def(&l.MaxArgValues, DefaultMaxArgValues)
 	def64(&l.MaxResultBytes, l.MemoryBytes/ResultMemoryShare)
-	def(&l.MaxResultDepth, DefaultMaxResultDepth)
+	def(&l.MaxJSONDepth, DefaultMaxJSONDepth)
 	def(&l.MaxReturnBytes, DefaultMaxReturnBytes)
 
 	checks := []struct {
@@ -129,7 +131,7 @@ func (l Limits) Normalize() (Limits, error) {
 		{"argument bytes", int64(l.MaxArgBytes), 2, MaxWorkerFrame - 64<<10, "bytes"},
 		{"argument values", int64(l.MaxArgValues), 1, 10_000_000, ""},
 		{"result bytes", l.MaxResultBytes, 2, l.MemoryBytes / ResultMemoryShare, "bytes"},
-		{"result depth", int64(l.MaxResultDepth), 1, 10_000, ""},
+		{"JSON depth", int64(l.MaxJSONDepth), 1, 10_000, ""},
 		{"returned value bytes", int64(l.MaxReturnBytes), 4, MaxWorkerFrame - 4<<20, "bytes"},
 	}
 	for _, c := range checks {
