@@ -51,7 +51,6 @@ type Gateway struct {
 
 	mu        sync.Mutex
 	catalog   []wire.Tool
-	index     map[string]wire.Tool // "server\x00tool"
 	validator *Validator
 	problems  []SchemaProblem
 	stale     bool
@@ -141,10 +140,6 @@ func (g *Gateway) Catalog() ([]wire.Tool, *Validator, []SchemaProblem) {
 			d.mu.Unlock()
 		}
 		g.catalog = all
-		g.index = make(map[string]wire.Tool, len(all))
-		for _, t := range all {
-			g.index[t.Server+"\x00"+t.Name] = t
-		}
 		g.validator, g.problems = NewValidator(all)
 		for _, p := range g.problems {
 			g.log.Warn("tool callable without argument validation", "server", p.Server, "tool", p.Tool, "reason", p.Reason)

@@ -101,10 +101,8 @@ var problemPrinter = message.NewPrinter(language.English)
 // or an anyOf that recurses through $ref, costs the gateway CPU on each call
 // to that tool. Its size and depth are capped, its run time is not.
 type Validator struct {
-	schemas map[schemaKey]*jsonschema.Schema
+	schemas map[wire.ToolKey]*jsonschema.Schema
 }
-
-type schemaKey struct{ server, tool string }
 
 // SchemaProblem is a tool whose inputSchema could not be compiled. The tool
 // stays callable, without validation. Reason says why, in one line.
@@ -119,11 +117,11 @@ type SchemaProblem struct {
 // twice is validated against its first entry, and the second is reported.
 // Nothing is read from files or the network.
 func NewValidator(tools []wire.Tool) (*Validator, []SchemaProblem) {
-	v := &Validator{schemas: make(map[schemaKey]*jsonschema.Schema, len(tools))}
+	v := &Validator{schemas: make(map[wire.ToolKey]*jsonschema.Schema, len(tools))}
 	var problems []SchemaProblem
-	seen := make(map[schemaKey]bool, len(tools))
+	seen := make(map[wire.ToolKey]bool, len(tools))
 	for _, t := range tools {
-		k := schemaKey{t.Server, t.Name}
+		k := t.Key()
 		if seen[k] {
 			problems = append(problems, SchemaProblem{t.Server, t.Name, "the catalog lists this tool twice; its first inputSchema is used"})
 			continue
@@ -238,7 +236,7 @@ func schemaReason(err error) string {
 // wire.Limits.CheckArgs; Validate bounds every number again and refuses
 // arguments that are not a JSON object.
 func (v *Validator) Validate(server, tool string, args []byte) error {
-	if v.schemas[schemaKey{server, tool}] == nil {
+	if v.schemas[wire.ToolKey{Server: server, Tool: tool}] == nil {
 		return nil
 	}
 	inst, problems, err := decodeInstance(args)
@@ -264,7 +262,7 @@ func (v *Validator) Validate(server, tool string, args []byte) error {
 // the tool's compiled schema. It is Validate without the decoding and the
 // object check: the test suite runs its non-object cases through it.
 func (v *Validator) validateValue(server, tool string, inst any) (err error) {
-	sch := v.schemas[schemaKey{server, tool}]
+	sch := v.schemas[wire.ToolKey{Server: server, Tool: tool}]
 	if sch == nil {
 		return nil
 	}

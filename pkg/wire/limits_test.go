@@ -265,3 +265,17 @@ func TestLimitsFitWorkerFrame(t *testing.T) {
 		t.Errorf("an end frame with the largest value is %d bytes, above MaxWorkerFrame %d", n, wire.MaxWorkerFrame)
 	}
 }
+
+// TestStatusFromWorker: a worker may report every ending but crashed.
+func TestStatusFromWorker(t *testing.T) {
+	for _, s := range []wire.Status{wire.StatusReturned, wire.StatusThrew, wire.StatusStalled, wire.StatusTimedOut, wire.StatusOutOfMemory, wire.StatusStopped} {
+		if !s.FromWorker() {
+			t.Errorf("%s: a worker may report it", s)
+		}
+	}
+	for _, s := range []wire.Status{wire.StatusCrashed, "", "returned ", "RETURNED"} {
+		if s.FromWorker() {
+			t.Errorf("%q: a worker may not report it", s)
+		}
+	}
+}

@@ -199,12 +199,12 @@ func checkRequest(req *Request) error {
 			return err
 		}
 	}
-	seen := make(map[string]bool, len(req.Catalog))
+	seen := make(map[wire.ToolKey]bool, len(req.Catalog))
 	for _, t := range req.Catalog {
 		if t.Server == "" || t.Name == "" || strings.ContainsRune(t.Server+t.Name, 0) {
 			return fmt.Errorf("catalog entry %q.%q: a server and a tool name must be non-empty and free of NUL", t.Server, t.Name)
 		}
-		k := t.Server + "\x00" + t.Name
+		k := t.Key()
 		if seen[k] {
 			return fmt.Errorf("catalog lists %s.%s twice", t.Server, t.Name)
 		}

@@ -86,7 +86,7 @@ type (
 type checker struct {
 	runID    string
 	limits   wire.Limits
-	tools    map[string]bool // "server\x00tool"
+	tools    map[wire.ToolKey]bool
 	hello    bool
 	ended    bool
 	lastID   uint64
@@ -94,9 +94,9 @@ type checker struct {
 }
 
 func newChecker(runID string, l wire.Limits, catalog []wire.Tool) *checker {
-	c := &checker{runID: runID, limits: l, tools: make(map[string]bool, len(catalog))}
+	c := &checker{runID: runID, limits: l, tools: make(map[wire.ToolKey]bool, len(catalog))}
 	for _, t := range catalog {
-		c.tools[t.Server+"\x00"+t.Name] = true
+		c.tools[t.Key()] = true
 	}
 	return c
 }
@@ -145,7 +145,7 @@ func (c *checker) check(f wire.Frame) (any, *Violation) {
 		if m.ID != c.lastID+1 {
 			return nil, violation(RuleReusedCallID, "call id %d after %d", m.ID, c.lastID)
 		}
-		if !c.tools[m.Server+"\x00"+m.Tool] {
+		if !c.tools[wire.ToolKey{Server: m.Server, Tool: m.Tool}] {
 			return nil, violation(RuleUnknownTool, "call %d names %s.%s", m.ID, quote(m.Server), quote(m.Tool))
 		}
 		if c.inflight >= c.limits.MaxInFlight {
@@ -188,7 +188,7 @@ func (c *checker) check(f wire.Frame) (any, *Violation) {
 }
 
 func (c *checker) checkEnd(m *endMsg) *Violation {
-	if !wire.WorkerStatuses[m.Status] {
+	if !m.Status.FromWorker() {
 		return violation(RuleBadEnd, "status %s", quote(string(m.Status)))
 	}
 	if m.Status == wire.StatusReturned {

@@ -362,7 +362,7 @@ func wantMessage(t *testing.T, f wire.Frame, msg any) {
 		}
 	case wire.TypeEnd:
 		m, ok := msg.(*endMsg)
-		if !ok || !wire.WorkerStatuses[m.Status] || !bytes.Equal(m.Value, f.Payload) {
+		if !ok || !m.Status.FromWorker() || !bytes.Equal(m.Value, f.Payload) {
 			t.Fatalf("end gave %#v", msg)
 		}
 	default:
@@ -745,7 +745,7 @@ func FuzzValidateWorkerFrame(f *testing.F) {
 					inflight--
 				}
 			case *endMsg:
-				if !wire.WorkerStatuses[m.Status] || m.RunID != checkRunID || m.NeverSent < 0 || len(m.Unsettled) > lim.MaxInFlight {
+				if !m.Status.FromWorker() || m.RunID != checkRunID || m.NeverSent < 0 || len(m.Unsettled) > lim.MaxInFlight {
 					t.Fatalf("end accepted: %+v", m.End)
 				}
 				for _, id := range m.Unsettled {
