@@ -9,7 +9,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/run-js-server/run-js-server/pkg/wire"
 )
 
 type jsonMember struct {
@@ -115,24 +116,17 @@ func isPlainKey(s string) bool {
 	return true
 }
 
-// quoteValue quotes a name or value from the file for a message, cut to 64 bytes.
-func quoteValue(s string) string {
-	if len(s) <= 64 {
-		return strconv.Quote(s)
-	}
-	cut := 64
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return strconv.Quote(s[:cut]) + "..."
-}
+// quoteValue quotes a name or value from the file for a message, cut to
+// maxQuoted bytes.
+func quoteValue(s string) string { return strconv.Quote(wire.Cut(s, maxQuoted)) }
+
+// maxQuoted bounds what a message quotes of a name or value from the file:
+// enough to recognise it, and a 1 MiB value does not make a 1 MiB message.
+const maxQuoted = 64
 
 // shortValue cuts a value for a message, without quotes.
 func shortValue(s string) string {
 	q := quoteValue(s)
-	if strings.HasSuffix(q, "...") {
-		return q[1:len(q)-4] + "..."
-	}
 	return q[1 : len(q)-1]
 }
 

@@ -334,7 +334,7 @@ func TestConfigErrors(t *testing.T) {
 		{"newline in name", configServers(`"a\nb": {"command": "npx"}`), nil, []string{
 			`test.json: mcpServers["a\nb"]: server name holds a control character`}, 1},
 		{"name too long", configServers(`"` + strings.Repeat("n", 65) + `": {"command": "npx"}`), nil, []string{
-			`test.json: mcpServers["` + strings.Repeat("n", 64) + `"...]: server name is 65 bytes; at most 64`}, 1},
+			`test.json: mcpServers["` + strings.Repeat("n", 61) + `…"]: server name is 65 bytes; at most 64`}, 1},
 		{"duplicate server", configServers(`"a": {"command": "x"}, "a": {"command": "y"}`), nil, []string{
 			`test.json: mcpServers.a: server name appears twice; JSON keeps only the last, so the first would be lost silently; rename one`}, 1},
 		{"duplicate field", configServers(`"a": {"command": "x", "command": "y"}`), nil, []string{

@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -161,7 +160,7 @@ func compileSchema(raw json.RawMessage) (sch *jsonschema.Schema, err error) {
 	}
 	if bad := checkNumbers(doc); bad != nil {
 		return nil, fmt.Errorf("%w: %s at %s has more than %d characters or an exponent beyond ±%d",
-			errSchemaNumber, cut(bad[0].num, 40), displayPath(bad[0].path), MaxNumberChars, MaxNumberExponent)
+			errSchemaNumber, wire.Cut(bad[0].num, 40), displayPath(bad[0].path), MaxNumberChars, MaxNumberExponent)
 	}
 	// The library is third-party code fed with a downstream server's bytes:
 	// a panic in it is turned into a problem with this tool, never a crash
@@ -204,7 +203,7 @@ func schemaReason(err error) string {
 	switch {
 	case errors.As(err, &load):
 		reason = fmt.Sprintf("the schema refers to %s, outside the schema itself; only references within the schema work, since %v",
-			strconv.Quote(cut(load.URL, 200)), errExternalRef)
+			strconv.Quote(wire.Cut(load.URL, 200)), errExternalRef)
 	case errors.As(err, &invalid):
 		reason = "the schema is not a valid JSON Schema: " + invalid.Err.Error()
 		var ve *jsonschema.ValidationError
@@ -224,7 +223,7 @@ func schemaReason(err error) string {
 	}
 	reason = strings.ReplaceAll(reason, schemaURL, "")
 	reason = strings.ReplaceAll(reason, schemaBase, "")
-	return cut(oneLine(reason), maxReason)
+	return wire.Cut(oneLine(reason), maxReason)
 }
 
 // Validate checks args, the bytes of a JSON object, against the input schema
@@ -242,7 +241,7 @@ func (v *Validator) Validate(server, tool string, args []byte) error {
 	inst, problems, err := decodeInstance(args)
 	switch {
 	case err != nil:
-		problems = []ArgProblem{{Message: cut(oneLine("the arguments are not valid JSON: "+err.Error()), maxProblemMessage)}}
+		problems = []ArgProblem{{Message: wire.Cut(oneLine("the arguments are not valid JSON: "+err.Error()), maxProblemMessage)}}
 	case problems == nil:
 		if _, ok := inst.(map[string]any); !ok {
 			problems = []ArgProblem{{Message: "the arguments must be a JSON object"}}
@@ -298,9 +297,9 @@ func decodeInstance(b []byte) (any, []ArgProblem, error) {
 	var problems []ArgProblem
 	for _, b := range bad {
 		problems = append(problems, ArgProblem{
-			Path: cut(pointerOf(b.path), maxProblemPath),
+			Path: wire.Cut(pointerOf(b.path), maxProblemPath),
 			Message: fmt.Sprintf("the number %s is beyond what the gateway checks (at most %d characters, exponent within ±%d)",
-				cut(b.num, 40), MaxNumberChars, MaxNumberExponent),
+				wire.Cut(b.num, 40), MaxNumberChars, MaxNumberExponent),
 		})
 	}
 	return nil, problems, nil
@@ -443,8 +442,8 @@ func problemList(root *jsonschema.ValidationError, max int) (problems []ArgProbl
 			return problems, len(leaves) - i
 		}
 		p := ArgProblem{
-			Path:    cut(pointerOf(leaf.InstanceLocation), maxProblemPath),
-			Message: cut(oneLine(leaf.ErrorKind.LocalizedString(problemPrinter)), maxProblemMessage),
+			Path:    wire.Cut(pointerOf(leaf.InstanceLocation), maxProblemPath),
+			Message: wire.Cut(oneLine(leaf.ErrorKind.LocalizedString(problemPrinter)), maxProblemMessage),
 		}
 		if !seen[p] {
 			seen[p] = true
@@ -518,7 +517,7 @@ func displayPointer(p string) string {
 }
 
 func displayPath(tokens []string) string {
-	return displayPointer(cut(pointerOf(tokens), maxProblemPath))
+	return displayPointer(wire.Cut(pointerOf(tokens), maxProblemPath))
 }
 
 // oneLine replaces each run of whitespace and control characters with one
@@ -538,17 +537,4 @@ func oneLine(s string) string {
 		sb.WriteRune(r)
 	}
 	return sb.String()
-}
-
-// cut shortens s to at most max bytes, on a rune boundary, ending with "…"
-// when it cut.
-func cut(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	n := max - len("…")
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }

@@ -310,7 +310,7 @@ func (g *Gateway) handleListJS(_ context.Context, req *mcp.CallToolRequest) (*mc
 		if e := sc.run.Ending(); e != nil {
 			in.State = string(e.Status)
 			if e.Error != nil && e.Status != wire.StatusReturned {
-				in.Failure = clipText(e.Error.Name+": "+e.Error.Message, maxListedFailure)
+				in.Failure = wire.CutChars(e.Error.Name+": "+e.Error.Message, maxListedFailure)
 			}
 		}
 		out = append(out, in)
@@ -324,12 +324,4 @@ func (g *Gateway) handleListJS(_ context.Context, req *mcp.CallToolRequest) (*mc
 		b.WriteString("No scripts in this session.")
 	}
 	return textResult(false, b.String(), map[string]any{"scripts": append([]ScriptInfo{}, out...)}), nil
-}
-
-func clipText(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }

@@ -678,7 +678,7 @@ func tsDoc(desc string) string {
 			continue
 		}
 		if c := utf8.RuneCountInString(line); n+c > maxTSToolDoc {
-			lines = append(lines, tsCutRunes(line, maxTSToolDoc-n))
+			lines = append(lines, wire.CutChars(line, maxTSToolDoc-n))
 			break
 		} else {
 			n += c
@@ -707,25 +707,7 @@ func tsDoc(desc string) string {
 // tsCommentText makes text safe inside a /* */ comment, on one line, at
 // most max characters.
 func tsCommentText(s string, max int) string {
-	return strings.ReplaceAll(tsCutRunes(oneLine(s), max), "*/", "*\\/")
-}
-
-// tsCutRunes shortens s to at most max characters, the last being "…" when
-// it cut.
-func tsCutRunes(s string, max int) string {
-	if utf8.RuneCountInString(s) <= max {
-		return s
-	}
-	if max < 1 {
-		return ""
-	}
-	i, n := 0, 0
-	for i < len(s) && n < max-1 {
-		_, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		n++
-	}
-	return s[:i] + "…"
+	return strings.ReplaceAll(wire.CutChars(oneLine(s), max), "*/", "*\\/")
 }
 
 // tsAccess is how a program reaches a server or tool by name: ".name" for a

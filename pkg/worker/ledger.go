@@ -3,6 +3,7 @@ package worker
 import (
 	"sort"
 	"time"
+	"unicode/utf8"
 
 	"github.com/run-js-server/run-js-server/pkg/wire"
 )
@@ -152,15 +153,13 @@ func (l *ledger) record(neverSent int) Calls {
 }
 
 // cutArgs renders arguments for the ledger: their JSON (compact, as the
-// prelude's JSON.stringify made it) cut to MaxLedgerArgChars characters.
+// prelude's JSON.stringify made it) cut to MaxLedgerArgChars characters, as
+// valid UTF-8 (a byte that is not UTF-8 is U+FFFD).
 func cutArgs(args []byte) string {
-	cut := len(args) > MaxLedgerArgChars*4 // 4 bytes is the longest rune
-	if cut {
-		args = args[:MaxLedgerArgChars*4]
+	// More bytes than the cap's characters can take, so a cut here still
+	// leaves more than the cap, and CutChars marks it.
+	if n := (MaxLedgerArgChars + 1) * utf8.UTFMax; len(args) > n {
+		args = args[:n]
 	}
-	r := []rune(string(args))
-	if cut || len(r) > MaxLedgerArgChars {
-		return string(r[:min(len(r), MaxLedgerArgChars-1)]) + "…"
-	}
-	return string(r)
+	return wire.CutChars(string([]rune(string(args))), MaxLedgerArgChars)
 }

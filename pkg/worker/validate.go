@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/run-js-server/run-js-server/pkg/wire"
 )
@@ -228,20 +227,9 @@ func (c *checker) answered() { c.inflight-- }
 
 // quote quotes and cuts bytes from the peer before they enter a message.
 func quote(s string) string {
-	return strconv.Quote(cutBytes(s, 80))
+	return strconv.Quote(wire.Cut(s, 80))
 }
 
 // cutPeer cuts an error text that may quote the peer's bytes (a decoder's
 // message names the offending field or value) to a readable length.
-func cutPeer(s string) string { return cutBytes(s, 300) }
-
-// cutBytes cuts s to at most n bytes, on a rune boundary, marking the cut.
-func cutBytes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
+func cutPeer(s string) string { return wire.Cut(s, 300) }

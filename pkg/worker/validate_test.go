@@ -475,8 +475,9 @@ func TestCheckerDetailQuotesPeerStrings(t *testing.T) {
 				if strings.Contains(msg, s.peer[:200]) {
 					t.Fatal("the peer's string appears uncut")
 				}
-				// The first 80 bytes, backed off to a rune boundary.
-				n := 80
+				// At most 80 bytes with the mark: the first 77, backed off
+				// to a rune boundary, then "…".
+				n := 80 - len("…")
 				for !utf8.RuneStart(s.peer[n]) {
 					n--
 				}
@@ -554,7 +555,8 @@ func TestQuote(t *testing.T) {
 		{"run-1", `"run-1"`},
 		{"a\nb", `"a\nb"`},
 		{strings.Repeat("a", 80), strconv.Quote(strings.Repeat("a", 80))},
-		{strings.Repeat("a", 81), strconv.Quote(strings.Repeat("a", 80) + "…")},
+		{strings.Repeat("a", 81), strconv.Quote(strings.Repeat("a", 77) + "…")},
+		{strings.Repeat("é", 41), strconv.Quote(strings.Repeat("é", 38) + "…")},
 	} {
 		if got := quote(tc.in); got != tc.want {
 			t.Errorf("quote(%.20q…) = %q, want %q", tc.in, got, tc.want)
