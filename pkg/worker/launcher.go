@@ -38,7 +38,7 @@ var ErrClosed = errors.New("launcher closed")
 // NewLauncher returns a Launcher for cfg and starts filling its spares.
 func NewLauncher(cfg Config) (*Launcher, error) {
 	if len(cfg.Command) == 0 {
-		cmd, err := DefaultCommand()
+		cmd, err := defaultCommand()
 		if err != nil {
 			return nil, err
 		}
@@ -72,11 +72,11 @@ func (l *Launcher) Grace() time.Duration { return l.cfg.Grace }
 // builds beside run-js-server.
 const WorkerBinary = "run-js-worker"
 
-// DefaultCommand is how workers start when Config.Command is empty: the
+// defaultCommand is how workers start when Config.Command is empty: the
 // worker-only binary when it sits beside this executable (it starts faster
 // and smaller: it links only the isolate), else this executable itself in
 // --worker-fd mode.
-func DefaultCommand() ([]string, error) {
+func defaultCommand() ([]string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("%w: find own executable: %v", ErrSpawn, err)
@@ -106,7 +106,7 @@ func (l *Launcher) Start(ctx context.Context, req Request) (*Run, error) {
 		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
 	}
 	if req.RunID == "" {
-		req.RunID = NewRunID()
+		req.RunID = newRunID()
 	}
 	p, err := l.take()
 	if err != nil {

@@ -180,8 +180,8 @@ func (r *Run) Wait() *Ending {
 	return r.ending
 }
 
-// NewRunID returns a random, unguessable run id.
-func NewRunID() string {
+// newRunID returns a random, unguessable run id.
+func newRunID() string {
 	var b [9]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on Linux
 	return "run-" + hex.EncodeToString(b[:])

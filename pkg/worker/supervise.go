@@ -31,7 +31,7 @@ const drainWait = time.Second
 // frame arrived, a rule was broken, or the stream ended.
 type lifeEvent struct {
 	end       *endMsg
-	violation *Violation
+	violation *violation
 	readErr   error
 }
 
@@ -66,7 +66,7 @@ type supervisor struct {
 	mu      sync.Mutex
 	check   *checker
 	ledger  *ledger
-	output  *Output
+	output  *outputKeeper
 	live    bool // results and output still go through: no end, stop or kill yet
 	dropped int  // calls made after a stop: never sent
 
@@ -90,7 +90,7 @@ func newSupervisor(ctx context.Context, cfg Config, req Request, p *proc, stopc 
 		stderr:  make(chan string, 1),
 		check:   newChecker(req.RunID, req.Limits, req.Catalog),
 		ledger:  newLedger(),
-		output:  NewOutput(wire.OutputHeadChars, wire.OutputTailChars),
+		output:  newOutputKeeper(wire.OutputHeadChars, wire.OutputTailChars),
 		live:    true,
 	}
 	s.deadline = s.started.Add(req.Limits.Timeout())
@@ -118,7 +118,7 @@ func (s *supervisor) run() *Ending {
 	}
 	buf, err := wire.AppendFrame(nil, wire.TypeStart, start, []byte(s.req.Code))
 	if err != nil {
-		s.crash(RuleUnexpected, fmt.Sprintf("cannot encode the start frame: %v", err))
+		s.crash(ruleUnexpected, fmt.Sprintf("cannot encode the start frame: %v", err))
 	} else {
 		// Taken here so the start goes out before any result can.
 		s.wmu.Lock()
@@ -158,7 +158,7 @@ func (s *supervisor) run() *Ending {
 			hello := s.check.hello
 			s.mu.Unlock()
 			if !hello {
-				s.crash(RuleNoHandshake, fmt.Sprintf("no hello within %s of spawning", handshakeTimeout))
+				s.crash(ruleNoHandshake, fmt.Sprintf("no hello within %s of spawning", handshakeTimeout))
 			}
 		case <-hard.C:
 			s.decide(&Ending{Status: wire.StatusTimedOut, Error: &wire.ErrorInfo{
@@ -216,7 +216,7 @@ func (s *supervisor) onEvent(ev lifeEvent) {
 		if v := readError(ev.readErr); v != nil {
 			s.crash(v.Rule, v.Detail)
 		} else if s.end == nil {
-			s.crash(RuleUndecodable, ev.readErr.Error())
+			s.crash(ruleUndecodable, ev.readErr.Error())
 		}
 	}
 }
@@ -230,7 +230,7 @@ func (s *supervisor) decide(e *Ending) {
 }
 
 func (s *supervisor) crash(rule Rule, detail string) {
-	v := &Violation{Rule: rule, Detail: detail}
+	v := &violation{Rule: rule, Detail: detail}
 	s.decide(&Ending{
 		Status: wire.StatusCrashed,
 		Error:  &wire.ErrorInfo{Name: "WorkerCrashed", Message: v.Error()},
@@ -291,7 +291,7 @@ func (s *supervisor) read() {
 
 // onFrame checks one frame and acts on it: a call starts its goroutine,
 // output is kept, the end is handed to run.
-func (s *supervisor) onFrame(f wire.Frame) *Violation {
+func (s *supervisor) onFrame(f wire.Frame) *violation {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	msg, v := s.check.check(f)
@@ -422,8 +422,8 @@ func (s *supervisor) finish(exited bool) *Ending {
 	if s.verdict == nil {
 		s.decide(&Ending{
 			Status: wire.StatusCrashed,
-			Error:  &wire.ErrorInfo{Name: "WorkerCrashed", Message: (&Violation{Rule: RuleExitBeforeEnd, Detail: how}).Error()},
-			Crash:  &Crash{Rule: RuleExitBeforeEnd, Detail: how},
+			Error:  &wire.ErrorInfo{Name: "WorkerCrashed", Message: (&violation{Rule: ruleExitBeforeEnd, Detail: how}).Error()},
+			Crash:  &Crash{Rule: ruleExitBeforeEnd, Detail: how},
 		})
 	}
 	e := s.verdict
