@@ -47,8 +47,8 @@ type Calls struct {
 	ByTool     map[string]int `json:"byTool"`   // "server.tool" → calls
 	Unseen     []UnseenCall   `json:"unseen"`   // up to MaxUnseenListed, oldest first
 	UnseenMore int            `json:"unseenMore"`
-	NeverSent  int            `json:"neverSent"`
-	QueuedMs   int64          `json:"queuedMs"` // time all calls spent waiting in their servers' lanes // never sent to a tool: still waiting inside the program, or still queued in a lane, when the run ended
+	NeverSent  int            `json:"neverSent"` // never sent to a tool: still waiting inside the program, or still queued in a lane, when the run ended
+	QueuedMs   int64          `json:"queuedMs"`  // time all calls spent waiting in their servers' lanes
 }
 
 type ledgerEntry struct {
@@ -61,7 +61,9 @@ type ledgerEntry struct {
 
 // ledger records every call of a run in the parent, from what the parent
 // itself saw; the worker's end frame can only add which answers it did not
-// take. Owned by the supervising goroutine.
+// take. It is not safe for concurrent use: the reader (add), the call
+// goroutines (answer, notSent), finish and the progress readers (record)
+// share it under supervisor.mu.
 type ledger struct {
 	entries map[uint64]*ledgerEntry
 	order   []uint64

@@ -60,7 +60,7 @@ func TestEndingText(t *testing.T) {
 				Crash: &Crash{Rule: ruleUnknownTool, Detail: `call 1 names "x"."y"`, Stderr: "panic: boom\ngoroutine 1 [running]:\n"}},
 			want: "crashed: the worker running the program crashed (40 ms)\n" +
 				"error: WorkerCrashed: worker broke the protocol (unknown_tool: a call must name a tool of the run's catalog): call 1 names \"x\".\"y\"\n" +
-				"worker stderr (tail):\npanic: boom\ngoroutine 1 [running]:\n",
+				"worker stderr (head and tail):\npanic: boom\ngoroutine 1 [running]:\n",
 		},
 		{
 			name: "crashed with no stderr",
@@ -150,7 +150,7 @@ func TestEndingTextOrder(t *testing.T) {
 			marks = append(marks, "\nerror: ")
 		}
 		if e.Crash != nil {
-			marks = append(marks, "\nworker stderr (tail):\nstderr tail\n")
+			marks = append(marks, "\nworker stderr (head and tail):\nstderr tail\n")
 		}
 		marks = append(marks, "\noutput (2 characters cut from the middle):\nout\n")
 		if !strings.HasPrefix(got, marks[0]) {

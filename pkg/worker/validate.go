@@ -81,7 +81,8 @@ type (
 )
 
 // checker holds what the parent knows of one run's protocol state and checks
-// each frame against it. Owned by one goroutine.
+// each frame against it. It is not safe for concurrent use: the reader
+// (check) and the call goroutines (answered) share it under supervisor.mu.
 type checker struct {
 	runID    string
 	limits   wire.Limits
