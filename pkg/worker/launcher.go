@@ -9,8 +9,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // MaxSpares bounds Config.Spares: each spare is an idle process of a few MiB.
@@ -135,7 +133,7 @@ func (l *Launcher) take() (*proc, error) {
 	for len(l.spares) > 0 && p == nil {
 		p = l.spares[0]
 		l.spares = l.spares[1:]
-		if !p.alive() {
+		if exited(p.cmd.Process.Pid) {
 			go p.discard() // died while waiting (killed from outside): reap it elsewhere
 			p = nil
 		}
@@ -183,13 +181,6 @@ func (l *Launcher) Close() {
 	for _, p := range spares {
 		p.discard()
 	}
-}
-
-// alive reports whether a spare's process is still running, without reaping.
-func (p *proc) alive() bool {
-	var info unix.Siginfo
-	err := unix.Waitid(unix.P_PID, p.cmd.Process.Pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
-	return err == nil && info.Signo == 0
 }
 
 // discard kills an unused worker's group, reaps it and removes its directory.
