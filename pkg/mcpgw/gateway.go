@@ -237,6 +237,9 @@ var ErrBusy = errors.New("too many programs running")
 
 // RunRequest is one program for Run.
 type RunRequest struct {
+	// ID is the program's run id, and for run_js its script id; "" picks a
+	// random run id.
+	ID      string
 	Code    string
 	Input   json.RawMessage
 	Timeout time.Duration // 0: the config's default
@@ -277,7 +280,7 @@ func (g *Gateway) Start(ctx context.Context, req RunRequest) (r *worker.Run, err
 		limits.MaxResultBytes = 0 // follows the memory
 	}
 	catalog, _, _ := g.Catalog()
-	return g.launcher.Start(ctx, worker.Request{Code: req.Code, Input: req.Input, Catalog: catalog, Limits: limits, Call: g.Call})
+	return g.launcher.Start(ctx, worker.Request{RunID: req.ID, Code: req.Code, Input: req.Input, Catalog: catalog, Limits: limits, Call: g.Call})
 }
 
 // runSlots counts the programs a gateway runs at once, against max. A

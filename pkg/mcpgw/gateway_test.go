@@ -500,6 +500,9 @@ func TestLongRunningScripts(t *testing.T) {
 	if st["status"] != "returned" || out["text"] != "two\n" {
 		t.Fatalf("wait_js: %s", text)
 	}
+	if st["runId"] != id {
+		t.Fatalf("the ending's runId %v is not the script id %s: one program, one id", st["runId"], id)
+	}
 	text, st, _ = callTool(t, cs, "wait_js", map[string]any{"scriptId": id})
 	out, _ = st["output"].(map[string]any)
 	if st["status"] != "returned" || out["text"] != "" {
@@ -562,7 +565,7 @@ func TestCloseStopsScripts(t *testing.T) {
 	cs := mcpClient(t, g)
 	_, st, _ := callTool(t, cs, "run_js", map[string]any{"yield_ms": 50, "code": `while (true) {}`})
 	all := g.scripts.all()
-	if len(all) != 1 || all[0].id != st["scriptId"] {
+	if len(all) != 1 || all[0].id() != st["scriptId"] {
 		t.Fatalf("scripts %v, want the one run_js started", all)
 	}
 	sc := all[0]

@@ -152,7 +152,7 @@ func (g *Gateway) handleRunJS(ctx context.Context, req *mcp.CallToolRequest) (*m
 	// The program does not run on the request's context: a cancelled or
 	// finished request ends the wait, not the program (stop_js does that).
 	r, err := g.Start(context.Background(), RunRequest{
-		Code: args.Code, Input: args.Input,
+		ID: newScriptID(), Code: args.Code, Input: args.Input,
 		Timeout: time.Duration(args.TimeoutMs) * time.Millisecond, Memory: args.MemoryMB << 20,
 	})
 	if err != nil {
@@ -161,13 +161,13 @@ func (g *Gateway) handleRunJS(ctx context.Context, req *mcp.CallToolRequest) (*m
 		}
 		return nil, err
 	}
-	sc := &script{id: newScriptID(), run: r, started: time.Now()}
+	sc := &script{run: r, started: time.Now()}
 	if err := g.scripts.add(req.Session, sc); err != nil {
 		r.Stop("refused: too many programs in this session")
 		r.Wait()
 		return textResult(true, "run_js: "+err.Error(), nil), nil
 	}
-	return g.watch(ctx, req, sc, yieldOf(args.YieldMs)), nil
+	return g.waitForEnding(ctx, req, sc, yieldOf(args.YieldMs)), nil
 }
 
 func (g *Gateway) handleSearchTools(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
