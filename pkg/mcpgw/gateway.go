@@ -51,8 +51,8 @@ type Gateway struct {
 
 	mu        sync.Mutex
 	catalog   []wire.Tool
-	validator *Validator
-	problems  []SchemaProblem
+	validator *argsValidator
+	problems  []schemaProblem
 	stale     bool
 }
 
@@ -126,9 +126,16 @@ func (g *Gateway) invalidate() {
 	g.mu.Unlock()
 }
 
-// Catalog returns the authorized tools of every ready server and their
-// compiled argument validator, rebuilt when a server's tools changed.
-func (g *Gateway) Catalog() ([]wire.Tool, *Validator, []SchemaProblem) {
+// Catalog returns the authorized tools of every ready server, in the order
+// of their servers' names.
+func (g *Gateway) Catalog() []wire.Tool {
+	catalog, _, _ := g.catalogState()
+	return catalog
+}
+
+// catalogState returns the catalog, its compiled argument validator and the
+// tools whose schema did not compile, rebuilt when a server's tools changed.
+func (g *Gateway) catalogState() ([]wire.Tool, *argsValidator, []schemaProblem) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.stale {
@@ -140,7 +147,7 @@ func (g *Gateway) Catalog() ([]wire.Tool, *Validator, []SchemaProblem) {
 			d.mu.Unlock()
 		}
 		g.catalog = all
-		g.validator, g.problems = NewValidator(all)
+		g.validator, g.problems = newArgsValidator(all)
 		for _, p := range g.problems {
 			g.log.Warn("tool callable without argument validation", "server", p.Server, "tool", p.Tool, "reason", p.Reason)
 		}
@@ -155,7 +162,7 @@ func (g *Gateway) Catalog() ([]wire.Tool, *Validator, []SchemaProblem) {
 // retry; failures may have taken effect.
 func (g *Gateway) Call(ctx context.Context, c worker.Call) worker.Outcome {
 	d := g.servers[c.Server]
-	_, validator, _ := g.Catalog()
+	_, validator, _ := g.catalogState()
 	if d == nil {
 		return worker.Refuse(wire.CodeUnknownServer, fmt.Sprintf("tools.%s: no such server", c.Server))
 	}
@@ -279,7 +286,7 @@ func (g *Gateway) Start(ctx context.Context, req RunRequest) (r *worker.Run, err
 		limits.MemoryBytes = req.Memory
 		limits.MaxResultBytes = 0 // follows the memory
 	}
-	catalog, _, _ := g.Catalog()
+	catalog := g.Catalog()
 	return g.launcher.Start(ctx, worker.Request{RunID: req.ID, Code: req.Code, Input: req.Input, Catalog: catalog, Limits: limits, Call: g.Call})
 }
 

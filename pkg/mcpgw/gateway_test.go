@@ -255,7 +255,7 @@ func TestLaneLimits(t *testing.T) {
 // run_js's description stays bounded.
 func TestManyTools(t *testing.T) {
 	g := newTestGateway(t, testServer("many", "many-tools"))
-	catalog, _, _ := g.Catalog()
+	catalog := g.Catalog()
 	if len(catalog) != 5000 {
 		t.Fatalf("catalog has %d tools, want 5000", len(catalog))
 	}
@@ -318,7 +318,7 @@ func TestMCPServerEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var info Info
+	var info serverInfoReport
 	b, _ := json.Marshal(res.StructuredContent)
 	if err := json.Unmarshal(b, &info); err != nil || len(info.Servers) != 1 || info.Servers[0].State != StateReady || info.Tools != 3 {
 		t.Fatalf("server_info %s (%v)", b, err)
@@ -377,7 +377,7 @@ func TestToolListChanged(t *testing.T) {
 	wantStatus(t, e, wire.StatusReturned)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		catalog, _, _ := g.Catalog()
+		catalog := g.Catalog()
 		found := false
 		for _, tool := range catalog {
 			found = found || tool.Name == "grown"
@@ -403,7 +403,7 @@ func TestAllowTools(t *testing.T) {
 	demo := testServer("demo", "demo")
 	demo.AllowTools = []string{"get_issue", "delete_everything"}
 	g := newTestGateway(t, demo)
-	catalog, _, _ := g.Catalog()
+	catalog := g.Catalog()
 	if len(catalog) != 1 || catalog[0].Name != "get_issue" {
 		t.Fatalf("catalog %+v, want only get_issue", catalog)
 	}

@@ -187,8 +187,8 @@ func yieldOf(ms int64) time.Duration {
 	return min(time.Duration(ms)*time.Millisecond, MaxYield)
 }
 
-// Running is what run_js and wait_js return while the program goes on.
-type Running struct {
+// runningReport is what run_js and wait_js return while the program goes on.
+type runningReport struct {
 	Status   string            `json:"status"` // "running"
 	ScriptID string            `json:"scriptId"`
 	AgeMs    int64             `json:"ageMs"`
@@ -235,7 +235,7 @@ wait:
 		return g.endingResult(sc, e)
 	}
 	p := sc.run.Progress()
-	r := Running{Status: "running", ScriptID: sc.id(), AgeMs: time.Since(sc.started).Milliseconds(), Output: p.Output, Calls: p.Calls}
+	r := runningReport{Status: "running", ScriptID: sc.id(), AgeMs: time.Since(sc.started).Milliseconds(), Output: p.Output, Calls: p.Calls}
 	var b strings.Builder
 	fmt.Fprintf(&b, "running: script %s is still running after %s; wait_js {scriptId} waits for more, stop_js stops it.\n", sc.id(), time.Since(sc.started).Round(time.Millisecond))
 	fmt.Fprintf(&b, "calls so far: %d sent, %d answered\n", p.Calls.Total, p.Calls.Answered)
@@ -298,8 +298,8 @@ func (g *Gateway) handleStopJS(_ context.Context, req *mcp.CallToolRequest) (*mc
 	return g.endingResult(sc, sc.run.Wait()), nil // bounded: the grace, then SIGKILL
 }
 
-// ScriptInfo is one entry of list_js.
-type ScriptInfo struct {
+// scriptEntry is one entry of list_js.
+type scriptEntry struct {
 	ScriptID string `json:"scriptId"`
 	State    string `json:"state"` // running, or the ending's status
 	AgeMs    int64  `json:"ageMs"`
@@ -308,10 +308,10 @@ type ScriptInfo struct {
 }
 
 func (g *Gateway) handleListJS(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var out []ScriptInfo
+	var out []scriptEntry
 	var b strings.Builder
 	for _, sc := range g.scripts.list(req.Session) {
-		in := ScriptInfo{ScriptID: sc.id(), State: "running", AgeMs: time.Since(sc.started).Milliseconds(), Calls: sc.run.Calls().Total}
+		in := scriptEntry{ScriptID: sc.id(), State: "running", AgeMs: time.Since(sc.started).Milliseconds(), Calls: sc.run.Calls().Total}
 		if e := sc.run.Ending(); e != nil {
 			in.State = string(e.Status)
 			if e.Error != nil && e.Status != wire.StatusReturned {
@@ -328,5 +328,5 @@ func (g *Gateway) handleListJS(_ context.Context, req *mcp.CallToolRequest) (*mc
 	if len(out) == 0 {
 		b.WriteString("No scripts in this session.")
 	}
-	return textResult(false, b.String(), map[string]any{"scripts": append([]ScriptInfo{}, out...)}), nil
+	return textResult(false, b.String(), map[string]any{"scripts": append([]scriptEntry{}, out...)}), nil
 }

@@ -101,7 +101,7 @@ func NewServer(g *Gateway) *mcp.Server {
 
 // toolList is the part of run_js's description that names the tools.
 func (g *Gateway) toolList() string {
-	catalog, _, _ := g.Catalog()
+	catalog := g.Catalog()
 	if len(catalog) == 0 {
 		return "No downstream tools are available; programs can still compute."
 	}
@@ -179,7 +179,7 @@ func (g *Gateway) handleSearchTools(_ context.Context, req *mcp.CallToolRequest)
 	if err := decodeArgs(req.Params.Arguments, &args); err != nil {
 		return textResult(true, "search_tools: bad arguments: "+err.Error()+"; pass {query?, server?, names?}", nil), nil
 	}
-	catalog, _, _ := g.Catalog()
+	catalog := g.Catalog()
 	words := strings.Fields(strings.ToLower(args.Query))
 	names := map[string]bool{}
 	for _, n := range args.Names {
@@ -223,19 +223,19 @@ func (g *Gateway) handleSearchTools(_ context.Context, req *mcp.CallToolRequest)
 	return textResult(false, strings.TrimRight(b.String(), "\n"), nil), nil
 }
 
-// Info is what server_info reports.
-type Info struct {
-	Version    string         `json:"version"`
-	Limits     LimitsInfo     `json:"limits"`
-	Servers    []ServerInfo   `json:"servers"`
-	Tools      int            `json:"tools"`
-	Unchecked  []ToolProblem  `json:"toolsWithoutArgumentValidation,omitempty"`
-	Protection []ProtectionIs `json:"protections"`
-	Warnings   []string       `json:"warnings,omitempty"`
+// serverInfoReport is what server_info reports.
+type serverInfoReport struct {
+	Version    string        `json:"version"`
+	Limits     limitsReport  `json:"limits"`
+	Servers    []ServerInfo  `json:"servers"`
+	Tools      int           `json:"tools"`
+	Unchecked  []toolProblem `json:"toolsWithoutArgumentValidation,omitempty"`
+	Protection []protection  `json:"protections"`
+	Warnings   []string      `json:"warnings,omitempty"`
 }
 
-// LimitsInfo is the limits in force.
-type LimitsInfo struct {
+// limitsReport is the limits in force.
+type limitsReport struct {
 	Run            wire.Limits `json:"run"`
 	MaxTimeoutMs   int64       `json:"maxTimeoutMs"`
 	MaxMemoryBytes int64       `json:"maxMemoryBytes"`
@@ -250,14 +250,14 @@ type LimitsInfo struct {
 	MaxYieldMs     int64       `json:"maxYieldMs"`
 }
 
-// ToolProblem names a tool whose schema could not be compiled.
-type ToolProblem struct {
+// toolProblem names a tool whose schema could not be compiled.
+type toolProblem struct {
 	Tool   string `json:"tool"`
 	Reason string `json:"reason"`
 }
 
-// ProtectionIs says whether one protection is enforced.
-type ProtectionIs struct {
+// protection says whether one protection is enforced.
+type protection struct {
 	Protection string `json:"protection"`
 	Enforced   bool   `json:"enforced"`
 	How        string `json:"how"`
@@ -265,7 +265,7 @@ type ProtectionIs struct {
 
 // protections is what server_info claims, and only what is true of this
 // build: no OS confinement is applied, and it says so.
-var protections = []ProtectionIs{
+var protections = []protection{
 	{"tool allowlist", true, "a program reaches only the catalog's tools (allowTools), through the parent, which checks every call"},
 	{"argument validation", true, "arguments are checked against each tool's inputSchema before sending (tools whose schema does not compile are listed)"},
 	{"memory limit", true, "QuickJS heap limit per run"},
@@ -275,11 +275,11 @@ var protections = []ProtectionIs{
 	{"OS sandbox (seccomp, namespaces)", false, "not applied: the worker is a process of the host's user, so an engine escape reaches what that user can"},
 }
 
-func (g *Gateway) info() Info {
-	catalog, _, problems := g.Catalog()
-	in := Info{
+func (g *Gateway) info() serverInfoReport {
+	catalog, _, problems := g.catalogState()
+	in := serverInfoReport{
 		Version: g.opts.Version,
-		Limits: LimitsInfo{
+		Limits: limitsReport{
 			Run: g.cfg.Limits, MaxTimeoutMs: g.cfg.MaxTimeout.Milliseconds(), MaxMemoryBytes: g.cfg.MaxMemory,
 			MaxWorkerFrame: wire.MaxWorkerFrame, OutputChars: wire.OutputHeadChars + wire.OutputTailChars,
 			StopGraceMs: g.launcher.Grace().Milliseconds(), SpareWorkers: g.opts.Worker.Spares, MaxRunning: g.slots.max,
@@ -289,7 +289,7 @@ func (g *Gateway) info() Info {
 		Servers: g.Servers(), Tools: len(catalog), Protection: protections, Warnings: g.cfg.Warnings,
 	}
 	for _, p := range problems {
-		in.Unchecked = append(in.Unchecked, ToolProblem{Tool: p.Server + "." + p.Tool, Reason: p.Reason})
+		in.Unchecked = append(in.Unchecked, toolProblem{Tool: p.Server + "." + p.Tool, Reason: p.Reason})
 	}
 	sort.Slice(in.Unchecked, func(i, j int) bool { return in.Unchecked[i].Tool < in.Unchecked[j].Tool })
 	return in

@@ -101,7 +101,7 @@ func TSDecl(t wire.Tool) string {
 	return "tools" + access + "(args: " + tsUnknownCut + tail1 + "unknown" + tail2
 }
 
-// TSType renders a JSON Schema as a TypeScript type: `unknown` for bytes that
+// renderTSType renders a JSON Schema as a TypeScript type: `unknown` for bytes that
 // are not JSON, `unknown /* … */` for a schema beyond MaxSchemaBytes or
 // MaxSchemaDepth, and for an empty schema `unknown`. The result is at most
 // MaxTSDeclBytes.
@@ -118,7 +118,7 @@ func TSDecl(t wire.Tool) string {
 // recurses renders `unknown` with a comment naming it, and one that leaves
 // the schema `unknown` with the $ref. not, if/then/else and the validation
 // keywords (minimum, pattern, ...) are not shown.
-func TSType(schema json.RawMessage) string {
+func renderTSType(schema json.RawMessage) string {
 	if tsEmpty(schema) {
 		return "unknown"
 	}
