@@ -99,6 +99,16 @@ var fieldHints = map[string]string{
 var laneFields = []string{"maxActive", "maxOutstanding"}
 var limitFields = []string{"timeout", "memory", "maxTimeout", "maxMemory"}
 
+// serverFieldKind is the kind of the server field named key, if it is one.
+func serverFieldKind(key string) (fieldKind, bool) {
+	for _, f := range serverFields {
+		if f.name == key {
+			return f.kind, true
+		}
+	}
+	return 0, false
+}
+
 func serverFieldNames() []string {
 	names := make([]string, len(serverFields))
 	for i, f := range serverFields {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/run-js-server/run-js-server/pkg/lanes"
 	"github.com/run-js-server/run-js-server/pkg/wire"
@@ -189,57 +190,9 @@ func (p *configParser) server(name string, raw json.RawMessage) (sc ServerConfig
 		return sc, tmpl, false
 	}
 	e := p.entry(where, raw)
-
-	// The transport.
-	var tr Transport
-	why := ""
-	if e.has["type"] {
-		for _, t := range transportTypes {
-			if t.value == e.typ {
-				tr = t.transport
-			}
-		}
-		why = fmt.Sprintf("its type is %q", e.typ)
-		if tr == "" {
-			what := fmt.Sprintf("unknown type %s; accepted: %s, or leave it out", quoteValue(e.typ), transportValues())
-			values := make([]string, len(transportTypes))
-			for i, t := range transportTypes {
-				values[i] = t.value
-			}
-			if s := suggest(e.typ, values); s != "" {
-				what = fmt.Sprintf("unknown type %s; did you mean %q? accepted: %s, or leave it out", quoteValue(e.typ), s, transportValues())
-			}
-			p.problem(where+".type", what)
-		} else if tr == TransportStdio && !e.has["command"] {
-			p.problem(where+".command", fmt.Sprintf(`missing; a stdio server (%s) needs "command"`, why))
-		} else if tr.remote() && !e.has["url"] {
-			p.problem(where+".url", fmt.Sprintf(`missing; a remote server (%s) needs "url"`, why))
-		}
-	} else {
-		switch {
-		case e.has["command"] && e.has["url"]:
-			p.problem(where, `has both "command" (a stdio server) and "url" (a remote server); keep the one you mean`)
-		case e.has["command"]:
-			tr, why = TransportStdio, `it has "command"`
-		case e.has["url"]:
-			tr, why = TransportAuto, `it has "url"`
-		default:
-			p.problem(where, `has neither "command" nor "url"; add "command" for a local (stdio) server or "url" for a remote one`)
-		}
-	}
-	// Fields of the other transport.
+	tr, why := p.transport(where, e)
 	if tr != "" {
-		for _, f := range serverFields {
-			if !e.has[f.name] {
-				continue
-			}
-			if f.side == sideStdio && tr.remote() {
-				p.problem(where+"."+f.name, fmt.Sprintf(`%q does not belong on a remote server (%s); remove it: a remote server takes "url" and "headers"`, f.name, why))
-			}
-			if f.side == sideRemote && tr == TransportStdio {
-				p.problem(where+"."+f.name, fmt.Sprintf(`%q does not belong on a stdio server (%s); remove it: a stdio server takes "command", "args", "env" and "cwd"`, f.name, why))
-			}
-		}
+		p.otherTransportFields(where, e, tr, why)
 	}
 
 	sc = ServerConfig{Name: name, Transport: tr, Disabled: e.disabled, Command: e.command, Args: e.args,
@@ -255,19 +208,83 @@ func (p *configParser) server(name string, raw json.RawMessage) (sc ServerConfig
 	sc.AllowTools = p.allowTools(where+".allowTools", e.allowTools)
 	sc.Lane.MaxActive, sc.Lane.MaxOutstanding = p.lane(where+".lane", e)
 	if e.has["callTimeout"] {
-		d, bad := parseDuration(e.timeout)
-		switch {
-		case bad != "":
-			p.problem(where+".callTimeout", bad)
-		case d < 0:
-			p.problem(where+".callTimeout", `is negative; write a positive duration like "30s", or "0s" for none`)
-		case d > wire.MaxTimeout:
-			p.problem(where+".callTimeout", fmt.Sprintf("%s is longer than the longest run (%s), so it could never fire; lower it", d, wire.MaxTimeout))
-		default:
-			sc.CallTimeout = d
-		}
+		sc.CallTimeout = p.callTimeout(where+".callTimeout", e.timeout)
 	}
 	return sc, tmpl, len(p.err.Problems)+p.err.Omitted == before
+}
+
+// transport decides a server's transport from its "type", or without one
+// from "command" (stdio) or "url" (auto), and says why, for messages. It is
+// "" when it cannot be decided (a problem says why).
+func (p *configParser) transport(where string, e *serverEntry) (tr Transport, why string) {
+	if !e.has["type"] {
+		switch {
+		case e.has["command"] && e.has["url"]:
+			p.problem(where, `has both "command" (a stdio server) and "url" (a remote server); keep the one you mean`)
+		case e.has["command"]:
+			return TransportStdio, `it has "command"`
+		case e.has["url"]:
+			return TransportAuto, `it has "url"`
+		default:
+			p.problem(where, `has neither "command" nor "url"; add "command" for a local (stdio) server or "url" for a remote one`)
+		}
+		return "", ""
+	}
+	for _, t := range transportTypes {
+		if t.value == e.typ {
+			tr = t.transport
+		}
+	}
+	why = fmt.Sprintf("its type is %q", e.typ)
+	switch {
+	case tr == "":
+		what := fmt.Sprintf("unknown type %s; accepted: %s, or leave it out", quoteValue(e.typ), transportValues())
+		values := make([]string, len(transportTypes))
+		for i, t := range transportTypes {
+			values[i] = t.value
+		}
+		if s := suggest(e.typ, values); s != "" {
+			what = fmt.Sprintf("unknown type %s; did you mean %q? accepted: %s, or leave it out", quoteValue(e.typ), s, transportValues())
+		}
+		p.problem(where+".type", what)
+	case tr == TransportStdio && !e.has["command"]:
+		p.problem(where+".command", fmt.Sprintf(`missing; a stdio server (%s) needs "command"`, why))
+	case tr.remote() && !e.has["url"]:
+		p.problem(where+".url", fmt.Sprintf(`missing; a remote server (%s) needs "url"`, why))
+	}
+	return tr, why
+}
+
+// otherTransportFields reports the fields a server has that belong to the
+// other transport.
+func (p *configParser) otherTransportFields(where string, e *serverEntry, tr Transport, why string) {
+	for _, f := range serverFields {
+		if !e.has[f.name] {
+			continue
+		}
+		if f.side == sideStdio && tr.remote() {
+			p.problem(where+"."+f.name, fmt.Sprintf(`%q does not belong on a remote server (%s); remove it: a remote server takes "url" and "headers"`, f.name, why))
+		}
+		if f.side == sideRemote && tr == TransportStdio {
+			p.problem(where+"."+f.name, fmt.Sprintf(`%q does not belong on a stdio server (%s); remove it: a stdio server takes "command", "args", "env" and "cwd"`, f.name, why))
+		}
+	}
+}
+
+// callTimeout checks a server's callTimeout; 0 on a problem.
+func (p *configParser) callTimeout(where, s string) time.Duration {
+	d, bad := parseDuration(s)
+	switch {
+	case bad != "":
+		p.problem(where, bad)
+	case d < 0:
+		p.problem(where, `is negative; write a positive duration like "30s", or "0s" for none`)
+	case d > wire.MaxTimeout:
+		p.problem(where, fmt.Sprintf("%s is longer than the longest run (%s), so it could never fire; lower it", d, wire.MaxTimeout))
+	default:
+		return d
+	}
+	return 0
 }
 
 // serverName checks a server's name.
@@ -310,12 +327,7 @@ func (p *configParser) entry(where string, raw json.RawMessage) *serverEntry {
 			}
 			continue
 		}
-		kind, known := fieldKind(0), false
-		for _, f := range serverFields {
-			if f.name == key {
-				kind, known = f.kind, true
-			}
-		}
+		kind, known := serverFieldKind(key)
 		if !known {
 			p.problem(fw, unknownField(key, serverFieldNames()))
 			continue
@@ -323,62 +335,68 @@ func (p *configParser) entry(where string, raw json.RawMessage) *serverEntry {
 		if jsonKind(m.val) == "null" { // null is as if absent
 			continue
 		}
-		switch kind {
-		case kindString:
-			s, ok := p.str(fw, m.val)
-			if !ok {
-				continue
-			}
-			switch key {
-			case "type":
-				e.typ = s
-			case "command":
-				e.command = s
-			case "cwd":
-				e.cwd = s
-			case "url":
-				e.url = s
-			case "callTimeout":
-				e.timeout = s
-			}
-		case kindStringList:
-			list, ok := p.strList(fw, m.val)
-			if !ok {
-				continue
-			}
-			if len(list) == 0 {
-				list = nil
-			}
-			if key == "args" {
-				e.args = list
-			} else {
-				e.allowTools = list
-			}
-		case kindStringMap:
-			mp, keys, ok := p.strMap(fw, m.val)
-			if !ok {
-				continue
-			}
-			if key == "env" {
-				e.env, e.envKeys = mp, keys
-			} else {
-				e.headers, e.headerKeys = mp, keys
-			}
-		case kindBool:
-			var b bool
-			if err := json.Unmarshal(m.val, &b); err != nil {
-				p.problem(fw, fmt.Sprintf("expected true or false, got %s; write true or false, without quotes", jsonKind(m.val)))
-				continue
-			}
-			e.disabled = b
-		case kindLaneObject:
-			if !p.laneObject(fw, m.val, e) {
-				continue
-			}
+		if p.field(e, fw, key, kind, m.val) {
+			e.has[key] = true
 		}
-		e.has[key] = true
 	}
 	return e
+}
+
+// field decodes one field of a server entry into e, by its kind, and
+// reports whether it was good.
+func (p *configParser) field(e *serverEntry, where, key string, kind fieldKind, val json.RawMessage) bool {
+	switch kind {
+	case kindString:
+		s, ok := p.str(where, val)
+		if !ok {
+			return false
+		}
+		switch key {
+		case "type":
+			e.typ = s
+		case "command":
+			e.command = s
+		case "cwd":
+			e.cwd = s
+		case "url":
+			e.url = s
+		case "callTimeout":
+			e.timeout = s
+		}
+	case kindStringList:
+		list, ok := p.strList(where, val)
+		if !ok {
+			return false
+		}
+		if len(list) == 0 {
+			list = nil
+		}
+		if key == "args" {
+			e.args = list
+		} else {
+			e.allowTools = list
+		}
+	case kindStringMap:
+		mp, keys, ok := p.strMap(where, val)
+		if !ok {
+			return false
+		}
+		if key == "env" {
+			e.env, e.envKeys = mp, keys
+		} else {
+			e.headers, e.headerKeys = mp, keys
+		}
+	case kindBool:
+		var b bool
+		if err := json.Unmarshal(val, &b); err != nil {
+			p.problem(where, fmt.Sprintf("expected true or false, got %s; write true or false, without quotes", jsonKind(val)))
+			return false
+		}
+		e.disabled = b
+	case kindLaneObject:
+		return p.laneObject(where, val, e)
+	}
+	return true
 }
 
 func (p *configParser) str(where string, raw json.RawMessage) (string, bool) {
