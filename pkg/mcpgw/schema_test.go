@@ -20,17 +20,75 @@ import (
 	"github.com/run-js-server/run-js-server/pkg/wire"
 )
 
-// suiteDir is the JSON Schema Test Suite (tests/draft7, tests/draft2020-12,
-// remotes/). MCPGW_SCHEMA_SUITE points elsewhere.
+// The JSON Schema Test Suite (tests/draft7, tests/draft2020-12, remotes/)
+// is data kept beside the repository, not in it:
+// <repo root>/../shared/testdata/json-schema-test-suite. suiteDirEnv names
+// another directory. Without the suite TestSchemaSuite skips, unless
+// suiteRequiredEnv is "required" (.ci/run sets it when the directory is
+// there), which makes a suite that cannot be found a failure.
+const (
+	suiteDirEnv      = "RUN_JS_SERVER_SCHEMA_SUITE_DIR"
+	suiteRequiredEnv = "RUN_JS_SERVER_SCHEMA_SUITE"
+)
+
+// suiteDir finds the suite, or skips (fails when it is required).
 func suiteDir(t *testing.T) string {
-	dir := os.Getenv("MCPGW_SCHEMA_SUITE")
+	t.Helper()
+	dir := os.Getenv(suiteDirEnv)
 	if dir == "" {
-		dir = "/work/shared/testdata/json-schema-test-suite"
+		root, err := repoRoot()
+		if err != nil {
+			suiteMissing(t, err.Error())
+		}
+		dir = filepath.Join(root, "..", "shared", "testdata", "json-schema-test-suite")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "tests")); err != nil {
-		t.Skipf("JSON Schema Test Suite not found (set MCPGW_SCHEMA_SUITE): %v", err)
+		suiteMissing(t, fmt.Sprintf("not found at %s (set %s to its directory): %v", dir, suiteDirEnv, err))
 	}
 	return dir
+}
+
+func suiteMissing(t *testing.T, why string) {
+	t.Helper()
+	if os.Getenv(suiteRequiredEnv) == "required" {
+		t.Fatalf("JSON Schema Test Suite %s; %s=required makes this a failure", why, suiteRequiredEnv)
+	}
+	t.Skipf("JSON Schema Test Suite %s", why)
+}
+
+// repoRoot is the directory holding go.mod, found by walking up from the
+// test's working directory (its package's).
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if fi, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil && fi.Mode().IsRegular() {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("not found: no go.mod above the test's directory")
+		}
+		dir = parent
+	}
+}
+
+// TestRepoRoot: the walk finds this repository's go.mod, whose module is
+// this one.
+func TestRepoRoot(t *testing.T) {
+	root, err := repoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil || !strings.HasPrefix(string(mod), "module github.com/run-js-server/run-js-server\n") {
+		t.Fatalf("repoRoot() = %s, whose go.mod is not this module's: %v", root, err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "pkg", "mcpgw", "schema_test.go")); err != nil {
+		t.Fatalf("repoRoot() = %s does not hold this package: %v", root, err)
+	}
 }
 
 type suiteGroup struct {
