@@ -332,6 +332,11 @@ func TestMCPServerEndToEnd(t *testing.T) {
 	if sandboxClaimed {
 		t.Fatal("server_info claims an OS sandbox that is not applied")
 	}
+	// Every run limit is reported as in force, none as 0 for "the default".
+	if l := info.Limits.Run; l.StackBytes != wire.DefaultStack || l.MaxInFlight != wire.DefaultMaxInFlight || l.MaxJSONDepth != wire.DefaultMaxJSONDepth ||
+		l.MaxResultBytes != l.MemoryBytes/wire.ResultMemoryShare || l.MaxArgValues != wire.DefaultMaxArgValues || info.Limits.StopGraceMs <= 0 || info.Limits.MaxRunning != MaxRunningPrograms {
+		t.Fatalf("server_info limits %+v", info.Limits)
+	}
 }
 
 // TestReconnectAfterExit: a stdio server that dies is reconnected on a later

@@ -277,10 +277,14 @@ var protections = []protection{
 
 func (g *Gateway) info() serverInfoReport {
 	catalog, _, problems := g.catalogState()
+	run, err := g.cfg.Limits.Normalize() // every field, not zero for "the default"
+	if err != nil {
+		run = g.cfg.Limits // not reached: the config was checked against the same bounds
+	}
 	in := serverInfoReport{
 		Version: g.opts.Version,
 		Limits: limitsReport{
-			Run: g.cfg.Limits, MaxTimeoutMs: g.cfg.MaxTimeout.Milliseconds(), MaxMemoryBytes: g.cfg.MaxMemory,
+			Run: run, MaxTimeoutMs: g.cfg.MaxTimeout.Milliseconds(), MaxMemoryBytes: g.cfg.MaxMemory,
 			MaxWorkerFrame: wire.MaxWorkerFrame, OutputChars: wire.OutputHeadChars + wire.OutputTailChars,
 			StopGraceMs: g.launcher.Grace().Milliseconds(), SpareWorkers: g.opts.Worker.Spares, MaxRunning: g.slots.max,
 			PerSession: MaxRunningPerSession, KeptEndings: KeptEndingsPerSession,
