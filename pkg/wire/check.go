@@ -29,7 +29,7 @@ func (l Limits) CheckArgs(b []byte) error {
 // object of at most MaxResultBytes bytes and MaxJSONDepth levels.
 func (l Limits) CheckResult(b []byte) error {
 	if int64(len(b)) > l.MaxResultBytes {
-		return fmt.Errorf("%w: the result is %d bytes of JSON, above this run's cap of %d (a third of its memory)", ErrTooLarge, len(b), l.MaxResultBytes)
+		return fmt.Errorf("%w: the result is %d bytes of JSON, above this run's cap of %d (at most its memory / %d)", ErrTooLarge, len(b), l.MaxResultBytes, ResultMemoryShare)
 	}
 	if _, err := ScanJSON(b, 0, l.MaxJSONDepth); err != nil {
 		if errors.Is(err, ErrTooDeep) {

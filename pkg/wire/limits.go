@@ -77,6 +77,32 @@ const (
 	MaxErrorChars = 8000
 )
 
+// The bounds Normalize holds each field of Limits to, beyond the ones above.
+const (
+	// minStack and maxStack bound the JS stack a run may set: at most half
+	// the worker thread's 8 MiB C stack keeps an overflow a RangeError,
+	// never a SIGSEGV (see DefaultStack).
+	minStack = 64 << 10
+	maxStack = 8 << 20 / 2
+	// maxInFlightLimit bounds MaxInFlight: every call in flight is a
+	// goroutine and a lane slot in the parent.
+	maxInFlightLimit = 1024
+	// maxArgValuesLimit bounds MaxArgValues: checking and validating the
+	// arguments costs time per value.
+	maxArgValuesLimit = 10_000_000
+	// maxJSONDepthLimit bounds MaxJSONDepth: encoding/json refuses nesting
+	// deeper than 10,000, so the parent could not decode more.
+	maxJSONDepthLimit = 10_000
+	// frameHeadroom is what a frame needs beside its payload (the length,
+	// the type and the JSON header): arguments may take MaxWorkerFrame less
+	// this, and a result frame is its result plus this.
+	frameHeadroom = 64 << 10
+	// endHeadroom is kept beside the returned value in an end frame: its
+	// header carries the error's name, message and stack (MaxErrorChars
+	// characters each, escaped as JSON), with room to spare.
+	endHeadroom = 4 << 20
+)
+
 // Limits are the limits of one run, sent to the worker in the start frame and
 // enforced again by the parent. Zero fields mean the default.
 type Limits struct {
@@ -96,7 +122,7 @@ func (l Limits) Timeout() time.Duration { return time.Duration(l.TimeoutMs) * ti
 
 // Normalize fills zero fields with defaults and checks every field against its
 // bounds. The error wraps ErrBadLimits and names the field, the value and the
-// allowed range. The result bytes default to a third of the memory.
+// allowed range. The result bytes default to the memory / ResultMemoryShare.
 func (l Limits) Normalize() (Limits, error) {
 	def64 := func(v *int64, d int64) {
 		if *v == 0 {
@@ -126,13 +152,13 @@ func (l Limits) Normalize() (Limits, error) {
 	}{
 		{"timeout", l.TimeoutMs, MinTimeout.Milliseconds(), MaxTimeout.Milliseconds(), "ms"},
 		{"memory", l.MemoryBytes, MinMemory, MaxMemory, "bytes"},
-		{"stack", l.StackBytes, 64 << 10, 8 << 20 / 2, "bytes"},
-		{"calls in flight", int64(l.MaxInFlight), 1, 1024, ""},
-		{"argument bytes", int64(l.MaxArgBytes), 2, MaxWorkerFrame - 64<<10, "bytes"},
-		{"argument values", int64(l.MaxArgValues), 1, 10_000_000, ""},
+		{"stack", l.StackBytes, minStack, maxStack, "bytes"},
+		{"calls in flight", int64(l.MaxInFlight), 1, maxInFlightLimit, ""},
+		{"argument bytes", int64(l.MaxArgBytes), 2, MaxWorkerFrame - frameHeadroom, "bytes"},
+		{"argument values", int64(l.MaxArgValues), 1, maxArgValuesLimit, ""},
 		{"result bytes", l.MaxResultBytes, 2, l.MemoryBytes / ResultMemoryShare, "bytes"},
-		{"JSON depth", int64(l.MaxJSONDepth), 1, 10_000, ""},
-		{"returned value bytes", int64(l.MaxReturnBytes), 4, MaxWorkerFrame - 4<<20, "bytes"},
+		{"JSON depth", int64(l.MaxJSONDepth), 1, maxJSONDepthLimit, ""},
+		{"returned value bytes", int64(l.MaxReturnBytes), 4, MaxWorkerFrame - endHeadroom, "bytes"},
 	}
 	for _, c := range checks {
 		if c.v < c.min || c.v > c.max {
@@ -148,4 +174,4 @@ func (l Limits) Normalize() (Limits, error) {
 
 // ResultFrameCap is the largest frame the worker accepts once it knows its
 // limits: the largest result plus room for the header.
-func (l Limits) ResultFrameCap() int { return int(l.MaxResultBytes) + 64<<10 }
+func (l Limits) ResultFrameCap() int { return int(l.MaxResultBytes) + frameHeadroom }
