@@ -17,7 +17,8 @@ import (
 // Config says how runs start their workers. The zero value is ready to use.
 type Config struct {
 	// Command is the worker's program and arguments, used as is. Default:
-	// this executable with --worker-fd 3.
+	// run-js-worker (WorkerBinary) when it sits beside this executable, else
+	// this executable, with --worker-fd 3.
 	Command []string
 	// TempDir is where each worker's private directory is made; "" is
 	// os.TempDir().
