@@ -82,8 +82,8 @@ func echo(_ context.Context, c worker.Call) worker.Outcome {
 	return worker.Answer([]byte(`{"content":[{"type":"text","text":"ok"}],"structuredContent":` + string(c.Args) + `,"isError":false}`))
 }
 
-// oneRun runs code and reports spawn → first call, spawn → ending, and the
-// times of the first and last calls.
+// runTimes is what oneRun measured of one run: spawn (or request) → first
+// call, → ending, the span of its calls, and how it ended.
 type runTimes struct {
 	firstCall, end  time.Duration
 	callSpan        time.Duration // first call → last call
@@ -94,6 +94,7 @@ type runTimes struct {
 	lastCallArrival time.Time
 }
 
+// oneRun runs code and times it.
 func (b *bench) oneRun(code string) runTimes {
 	var first, last atomic.Int64
 	var n atomic.Int64
@@ -126,77 +127,30 @@ func (b *bench) oneRun(code string) runTimes {
 	return rt
 }
 
+// do runs the warm-up, then each measurement, and prints the tables.
 func (b *bench) do(w io.Writer, runs, calls, warmup int) error {
-	const oneCall = `return (await tools.bench.echo({x: 1})).structuredContent.x`
 	for i := 0; i < warmup; i++ {
-		if rt := b.oneRun(oneCall); rt.status != wire.StatusReturned {
+		if rt := b.oneRun(benchOneCall); rt.status != wire.StatusReturned {
 			return fmt.Errorf("warm-up run ended %s: %s", rt.status, rt.errText)
 		}
 	}
-
-	// Sequential runs, apart: latency and peak memory.
-	var first, end []time.Duration
-	var peak []int64
-	for i := 0; i < runs; i++ {
-		time.Sleep(b.pause)
-		rt := b.oneRun(oneCall)
-		if rt.status != wire.StatusReturned {
-			return fmt.Errorf("run %d ended %s: %s", i, rt.status, rt.errText)
-		}
-		first = append(first, rt.firstCall)
-		end = append(end, rt.end)
-		peak = append(peak, rt.peakKiB)
-	}
-
-	// Throughput at 1- and 4-way.
-	throughput := func(c int) (float64, error) {
-		var wg sync.WaitGroup
-		var failed atomic.Value
-		next := atomic.Int64{}
-		t0 := time.Now()
-		for g := 0; g < c; g++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for next.Add(1) <= int64(runs) {
-					if rt := b.oneRun(oneCall); rt.status != wire.StatusReturned {
-						failed.Store(fmt.Errorf("a run at %d-way ended %s: %s", c, rt.status, rt.errText))
-					}
-				}
-			}()
-		}
-		wg.Wait()
-		if err, _ := failed.Load().(error); err != nil {
-			return 0, err
-		}
-		return float64(runs) / time.Since(t0).Seconds(), nil
-	}
-	rps1, err := throughput(1)
+	first, end, peak, err := b.latency(runs)
 	if err != nil {
 		return err
 	}
-	rps4, err := throughput(4)
+	rps1, err := b.throughput(runs, 1)
 	if err != nil {
 		return err
 	}
-
-	// Per-call cost: sequential and Promise.all.
-	perCall := func(code string) ([]time.Duration, error) {
-		var per []time.Duration
-		for i := 0; i < 10; i++ {
-			rt := b.oneRun(code)
-			if rt.status != wire.StatusReturned || rt.calls != int64(calls) {
-				return nil, fmt.Errorf("per-call run ended %s after %d calls: %s", rt.status, rt.calls, rt.errText)
-			}
-			per = append(per, rt.callSpan/time.Duration(calls-1))
-		}
-		return per, nil
-	}
-	seq, err := perCall(fmt.Sprintf(`let s = 0; for (let i = 0; i < %d; i++) s += (await tools.bench.echo({i})).structuredContent.i; return s`, calls))
+	rps4, err := b.throughput(runs, 4)
 	if err != nil {
 		return err
 	}
-	all, err := perCall(fmt.Sprintf(`const r = await Promise.all(Array.from({length: %d}, (_, i) => tools.bench.echo({i}))); return r.length`, calls))
+	seq, err := b.perCall(calls, fmt.Sprintf(`let s = 0; for (let i = 0; i < %d; i++) s += (await tools.bench.echo({i})).structuredContent.i; return s`, calls))
+	if err != nil {
+		return err
+	}
+	all, err := b.perCall(calls, fmt.Sprintf(`const r = await Promise.all(Array.from({length: %d}, (_, i) => tools.bench.echo({i}))); return r.length`, calls))
 	if err != nil {
 		return err
 	}
@@ -209,6 +163,64 @@ func (b *bench) do(w io.Writer, runs, calls, warmup int) error {
 	fmt.Fprintf(w, "| per call, %d in Promise.all (10 runs) | %s | %s |\n", calls, us(pct(all, 50)), us(pct(all, 90)))
 	fmt.Fprintf(w, "\n| throughput, runs back to back | runs/s |\n| --- | --- |\n| 1-way | %.0f |\n| 4-way | %.0f |\n", rps1, rps4)
 	return nil
+}
+
+// benchOneCall is the program of the latency and throughput runs.
+const benchOneCall = `return (await tools.bench.echo({x: 1})).structuredContent.x`
+
+// latency runs programs one at a time, b.pause apart: each one's time to
+// its first call and to its ending, and its peak memory.
+func (b *bench) latency(runs int) (first, end []time.Duration, peak []int64, err error) {
+	for i := 0; i < runs; i++ {
+		time.Sleep(b.pause)
+		rt := b.oneRun(benchOneCall)
+		if rt.status != wire.StatusReturned {
+			return nil, nil, nil, fmt.Errorf("run %d ended %s: %s", i, rt.status, rt.errText)
+		}
+		first = append(first, rt.firstCall)
+		end = append(end, rt.end)
+		peak = append(peak, rt.peakKiB)
+	}
+	return first, end, peak, nil
+}
+
+// throughput runs programs back to back, c at once, and gives runs per
+// second.
+func (b *bench) throughput(runs, c int) (float64, error) {
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	next := atomic.Int64{}
+	t0 := time.Now()
+	for g := 0; g < c; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(runs) {
+				if rt := b.oneRun(benchOneCall); rt.status != wire.StatusReturned {
+					failed.Store(fmt.Errorf("a run at %d-way ended %s: %s", c, rt.status, rt.errText))
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err, _ := failed.Load().(error); err != nil {
+		return 0, err
+	}
+	return float64(runs) / time.Since(t0).Seconds(), nil
+}
+
+// perCall runs code, which makes calls calls, 10 times and gives each run's
+// time per call (from its first call to its last).
+func (b *bench) perCall(calls int, code string) ([]time.Duration, error) {
+	var per []time.Duration
+	for i := 0; i < 10; i++ {
+		rt := b.oneRun(code)
+		if rt.status != wire.StatusReturned || rt.calls != int64(calls) {
+			return nil, fmt.Errorf("per-call run ended %s after %d calls: %s", rt.status, rt.calls, rt.errText)
+		}
+		per = append(per, rt.callSpan/time.Duration(calls-1))
+	}
+	return per, nil
 }
 
 func pct[T int64 | time.Duration](xs []T, p int) T {

@@ -141,7 +141,7 @@ func toolsCmd(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	defer g.Close()
-	catalog, _, _ := g.Catalog()
+	catalog := g.Catalog()
 	if *ts {
 		var b strings.Builder
 		for _, t := range catalog {

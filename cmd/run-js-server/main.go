@@ -3,7 +3,8 @@
 //
 // Subcommands:
 //
-//	run-js-server [--config FILE] [--demo]   serve MCP on stdio (the default)
+//	run-js-server [--config FILE] [--demo]   serve MCP on stdio (the default): run_js, wait_js,
+//	                                         stop_js, list_js, search_tools, server_info
 //	run-js-server run [flags] FILE|-         run one program and print its ending
 //	run-js-server tools [--config FILE] [--ts]  print the tool catalog
 //	run-js-server check-config FILE          validate a config and print what would start
@@ -28,6 +29,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/run-js-server/run-js-server/pkg/mcpgw"
+	"github.com/run-js-server/run-js-server/pkg/wire"
 	"github.com/run-js-server/run-js-server/pkg/worker"
 )
 
@@ -54,15 +57,16 @@ func main() {
 	os.Exit(dispatch(os.Args[1:]))
 }
 
-const usage = `run-js-server: a code-mode MCP gateway
+// usage is the CLI's help. Its defaults are the limits' own.
+var usage = `run-js-server: a code-mode MCP gateway
 
 Usage:
-  run-js-server [--config FILE] [--demo]     serve MCP on stdio (run_js, search_tools, server_info)
-  run-js-server run [--config FILE] [--demo] [--timeout 30s] [--memory 64MiB] [--input JSON] [--format json|text] FILE|-
+  run-js-server [--config FILE] [--demo]     serve MCP on stdio (tools run_js, wait_js, stop_js, list_js, search_tools, server_info)
+  run-js-server run [--config FILE] [--demo] [--timeout ` + wire.DefaultTimeout.String() + `] [--memory ` + mcpgw.FormatSize(wire.DefaultMemory) + `] [--input JSON] [--format json|text] FILE|-
   run-js-server tools [--config FILE] [--demo] [--ts]
   run-js-server check-config FILE
   run-js-server demo-server
-  run-js-server bench [--runs N] [--calls N]
+  run-js-server bench [--runs N] [--calls N] [--mcp N]
   run-js-server version
 
 Run 'run-js-server COMMAND -h' for a command's flags.

@@ -39,9 +39,12 @@ var intrinsics = []intrinsic{
 }
 
 // newRuntime builds a runtime with every unsafe default of the binding set
-// explicitly (see ../../shared/notes/quickjs-go-facts.md, pitfall 2): memory
-// limit, stack limit, cycle GC on, no blocking Atomics.wait, no module loader,
-// no owner-goroutine check (it costs 50-100x per call and the thread is locked).
+// explicitly: the binding's NewRuntime has no memory limit, a stack limit of
+// 0 (no check, so deep recursion is a SIGSEGV), automatic cycle collection
+// off (cyclic garbage runs into the memory limit) and blocking Atomics.wait
+// (past the deadline). So: memory limit, stack limit, cycle GC on, no
+// blocking Atomics.wait, no module loader, no owner-goroutine check (it costs
+// 50-100x per call and the thread is locked).
 func newRuntime(l wire.Limits) *quickjs.Runtime {
 	return quickjs.NewRuntime(
 		quickjs.WithMemoryLimit(uint64(l.MemoryBytes)),

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/run-js-server/run-js-server/pkg/lanes"
 	"github.com/run-js-server/run-js-server/pkg/wire"
 )
 
@@ -22,7 +23,7 @@ import (
 
 type configLane = struct{ MaxActive, MaxOutstanding int }
 
-var configDefaultLane = configLane{DefaultLaneMaxActive, DefaultLaneMaxOutstanding}
+var configDefaultLane = configLane{lanes.DefaultMaxActive, lanes.DefaultMaxOutstanding}
 
 // configEnv is a lookup over a fixed map: tests never read the real
 // environment.
@@ -333,7 +334,7 @@ func TestConfigErrors(t *testing.T) {
 		{"newline in name", configServers(`"a\nb": {"command": "npx"}`), nil, []string{
 			`test.json: mcpServers["a\nb"]: server name holds a control character`}, 1},
 		{"name too long", configServers(`"` + strings.Repeat("n", 65) + `": {"command": "npx"}`), nil, []string{
-			`test.json: mcpServers["` + strings.Repeat("n", 64) + `"...]: server name is 65 bytes; at most 64`}, 1},
+			`test.json: mcpServers["` + strings.Repeat("n", 61) + `…"]: server name is 65 bytes; at most 64`}, 1},
 		{"duplicate server", configServers(`"a": {"command": "x"}, "a": {"command": "y"}`), nil, []string{
 			`test.json: mcpServers.a: server name appears twice; JSON keeps only the last, so the first would be lost silently; rename one`}, 1},
 		{"duplicate field", configServers(`"a": {"command": "x", "command": "y"}`), nil, []string{
@@ -609,7 +610,7 @@ func TestConfigAccepts(t *testing.T) {
 
 // TestConfigTransportTypes: one row per entry of the table of accepted types.
 func TestConfigTransportTypes(t *testing.T) {
-	for _, tt := range cfgTransportTypes {
+	for _, tt := range transportTypes {
 		t.Run(tt.value, func(t *testing.T) {
 			src := configServers(`"a": {"type": "` + tt.value + `", "url": "https://h/mcp"}`)
 			if tt.transport == TransportStdio {
@@ -630,7 +631,7 @@ func TestConfigTransportTypes(t *testing.T) {
 // TestConfigForeignFields: one row per other client's field: ignored with a
 // warning, or an error that says what to write instead.
 func TestConfigForeignFields(t *testing.T) {
-	for field, f := range cfgForeignFields {
+	for field, f := range foreignFields {
 		t.Run(field, func(t *testing.T) {
 			src := configServers(`"a": {"command": "x", "` + field + `": {"SECRET": "foreign-SECRETVALUE"}}`)
 			line := "test.json: mcpServers.a." + field + ": " + f.what
@@ -654,7 +655,7 @@ func TestConfigForeignFields(t *testing.T) {
 
 // TestConfigFieldHints: one row per name people write for one of our fields.
 func TestConfigFieldHints(t *testing.T) {
-	for wrong, right := range cfgFieldHints {
+	for wrong, right := range fieldHints {
 		t.Run(wrong, func(t *testing.T) {
 			text, _ := configMustFail(t, configServers(`"a": {"url": "https://h/mcp", "`+wrong+`": 1}`), nil)
 			if want := fmt.Sprintf("test.json: mcpServers.a.%s: unknown field; did you mean %q?", wrong, right); !strings.Contains(text, want) {
@@ -662,7 +663,7 @@ func TestConfigFieldHints(t *testing.T) {
 			}
 		})
 	}
-	for alias, a := range cfgFieldAliases {
+	for alias, a := range fieldAliases {
 		t.Run(alias, func(t *testing.T) {
 			c := configMustParse(t, configServers(`"a": {"`+alias+`": "https://h/mcp"}`), nil)
 			if a.to != "url" || c.Servers[0].URL != "https://h/mcp" {
@@ -711,15 +712,15 @@ func TestConfigExpand(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, bad := cfgExpand(tt.in, env)
+			got, bad := expandVars(tt.in, env)
 			if tt.wantErr != "" {
 				if !strings.Contains(bad, tt.wantErr) {
-					t.Errorf("cfgExpand(%q) problem %q, want it to hold %q", tt.in, bad, tt.wantErr)
+					t.Errorf("expandVars(%q) problem %q, want it to hold %q", tt.in, bad, tt.wantErr)
 				}
 				return
 			}
 			if bad != "" || got != tt.want {
-				t.Errorf("cfgExpand(%q) = %q, %q; want %q", tt.in, got, bad, tt.want)
+				t.Errorf("expandVars(%q) = %q, %q; want %q", tt.in, got, bad, tt.want)
 			}
 		})
 	}
@@ -894,13 +895,13 @@ func TestConfigRedactURL(t *testing.T) {
 		{"@ in the query", "https://h/mcp?email=a@b", "https://h/mcp?<redacted>"},
 		{"@ in the password", "https://u:p@ss@h/", "https://<redacted>@h/"},
 		{"host only", "https://u@h", "https://<redacted>@h"},
-		{"template without a scheme", "${BASE}/mcp?k=${K}", cfgRedacted},
+		{"template without a scheme", "${BASE}/mcp?k=${K}", redactedText},
 		{"no scheme, no secret", "h/mcp", "h/mcp"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := cfgRedactURL(tt.in); got != tt.want {
-				t.Errorf("cfgRedactURL(%q) = %q, want %q", tt.in, got, tt.want)
+			if got := redactURL(tt.in); got != tt.want {
+				t.Errorf("redactURL(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
 	}
@@ -1165,7 +1166,7 @@ func configCheckParse(t *testing.T, data []byte) {
 					t.Fatalf("remote server %q with url %q", s.Name, s.URL)
 				}
 				for k, v := range s.Headers {
-					if !cfgHeaderName(k) || strings.ContainsAny(v, "\r\n\x00") {
+					if !isHeaderName(k) || strings.ContainsAny(v, "\r\n\x00") {
 						t.Fatalf("remote server %q with header %q", s.Name, k)
 					}
 				}
@@ -1173,7 +1174,7 @@ func configCheckParse(t *testing.T, data []byte) {
 		default:
 			t.Fatalf("server %q with transport %q", s.Name, s.Transport)
 		}
-		if l := s.Lane; l.MaxActive < 1 || l.MaxActive > l.MaxOutstanding || l.MaxOutstanding > MaxLaneOutstanding {
+		if l := s.Lane; l.MaxActive < 1 || l.MaxActive > l.MaxOutstanding || l.MaxOutstanding > lanes.MaxOutstandingLimit {
 			t.Fatalf("server %q with lane %+v", s.Name, l)
 		}
 		if s.CallTimeout < 0 || s.CallTimeout > wire.MaxTimeout {

@@ -14,8 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// DemoIssue is one issue of the demo tracker.
-type DemoIssue struct {
+// demoIssue is one issue of the demo tracker.
+type demoIssue struct {
 	ID       int      `json:"id" jsonschema:"the issue number"`
 	Title    string   `json:"title"`
 	State    string   `json:"state" jsonschema:"open or closed"`
@@ -24,8 +24,8 @@ type DemoIssue struct {
 	Comments int      `json:"comments" jsonschema:"how many comments the issue has"`
 }
 
-// DemoComment is one comment.
-type DemoComment struct {
+// demoComment is one comment.
+type demoComment struct {
 	ID     int    `json:"id"`
 	Author string `json:"author"`
 	Body   string `json:"body"`
@@ -38,7 +38,7 @@ type demoListIn struct {
 }
 
 type demoListOut struct {
-	Issues []DemoIssue `json:"issues"`
+	Issues []demoIssue `json:"issues"`
 	Total  int         `json:"total" jsonschema:"how many matched before the limit"`
 }
 
@@ -47,9 +47,9 @@ type demoGetIn struct {
 }
 
 type demoGetOut struct {
-	Issue    DemoIssue     `json:"issue"`
+	Issue    demoIssue     `json:"issue"`
 	Body     string        `json:"body"`
-	Comments []DemoComment `json:"comments"`
+	Comments []demoComment `json:"comments"`
 }
 
 type demoCommentIn struct {
@@ -65,14 +65,14 @@ type demoCommentOut struct {
 // demoTracker is the tracker's state: fixed issues, comments added in memory.
 type demoTracker struct {
 	mu       sync.Mutex
-	issues   []DemoIssue
+	issues   []demoIssue
 	bodies   map[int]string
-	comments map[int][]DemoComment
+	comments map[int][]demoComment
 	nextID   int
 }
 
 func newDemoTracker() *demoTracker {
-	t := &demoTracker{bodies: map[int]string{}, comments: map[int][]DemoComment{}, nextID: 1000}
+	t := &demoTracker{bodies: map[int]string{}, comments: map[int][]demoComment{}, nextID: 1000}
 	titles := []struct {
 		title, state, assignee string
 		labels                 []string
@@ -92,17 +92,17 @@ func newDemoTracker() *demoTracker {
 	}
 	for i, x := range titles {
 		id := 101 + i
-		t.issues = append(t.issues, DemoIssue{ID: id, Title: x.title, State: x.state, Labels: x.labels, Assignee: x.assignee})
+		t.issues = append(t.issues, demoIssue{ID: id, Title: x.title, State: x.state, Labels: x.labels, Assignee: x.assignee})
 		t.bodies[id] = fmt.Sprintf("Issue %d: %s. Steps to reproduce and expected behaviour are in the linked report.", id, x.title)
 		for j := 0; j < i%4; j++ {
-			t.comments[id] = append(t.comments[id], DemoComment{ID: t.nextID, Author: []string{"ana", "ben", "cho", "dev"}[j], Body: fmt.Sprintf("Comment %d on #%d.", j+1, id)})
+			t.comments[id] = append(t.comments[id], demoComment{ID: t.nextID, Author: []string{"ana", "ben", "cho", "dev"}[j], Body: fmt.Sprintf("Comment %d on #%d.", j+1, id)})
 			t.nextID++
 		}
 	}
 	return t
 }
 
-func (t *demoTracker) issue(i int) DemoIssue {
+func (t *demoTracker) issue(i int) demoIssue {
 	x := t.issues[i]
 	x.Comments = len(t.comments[x.ID])
 	x.Labels = append([]string(nil), x.Labels...)
@@ -129,7 +129,7 @@ func NewDemoServer(version string) *mcp.Server {
 			if limit <= 0 {
 				limit = 20
 			}
-			out := demoListOut{Issues: []DemoIssue{}}
+			out := demoListOut{Issues: []demoIssue{}}
 			for i := range t.issues {
 				x := t.issue(i)
 				if (state != "all" && x.State != state) || (in.Label != "" && !slices.Contains(x.Labels, in.Label)) {
@@ -148,7 +148,7 @@ func NewDemoServer(version string) *mcp.Server {
 			defer t.mu.Unlock()
 			for i := range t.issues {
 				if t.issues[i].ID == in.ID {
-					cs := append([]DemoComment{}, t.comments[in.ID]...)
+					cs := append([]demoComment{}, t.comments[in.ID]...)
 					return nil, demoGetOut{Issue: t.issue(i), Body: t.bodies[in.ID], Comments: cs}, nil
 				}
 			}
@@ -163,7 +163,7 @@ func NewDemoServer(version string) *mcp.Server {
 			}
 			for i := range t.issues {
 				if t.issues[i].ID == in.ID {
-					t.comments[in.ID] = append(t.comments[in.ID], DemoComment{ID: t.nextID, Author: "agent", Body: in.Body})
+					t.comments[in.ID] = append(t.comments[in.ID], demoComment{ID: t.nextID, Author: "agent", Body: in.Body})
 					t.nextID++
 					return nil, demoCommentOut{CommentID: t.nextID - 1, Comments: len(t.comments[in.ID])}, nil
 				}

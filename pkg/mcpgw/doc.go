@@ -12,5 +12,13 @@
 // worker.Launcher with spare workers. A call of a program reaches a server
 // only through Gateway.Call, which refuses (nothing sent) on an unknown or
 // unavailable server, invalid arguments or a full lane, and otherwise sends
-// it with the time left on the run's deadline.
+// it with the time left on the run's deadline. Each downstream server's
+// session is its downstream's (downstream.go): one connect at a time, shared
+// by concurrent callers; the goroutine awaitSessionEnd waits on each session
+// and marks the server unavailable when it ends. The running programs are
+// counted in the Gateway's runSlots, and those an MCP session started are
+// its scriptTable's.
+//
+// Vocabulary: a script is a program run_js started, held by its MCP session;
+// its script id is its run's id (worker.Run.ID), so one program has one id.
 package mcpgw

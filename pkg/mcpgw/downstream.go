@@ -1,20 +1,18 @@
 package mcpgw
 
+// This file holds a downstream server's session life: connecting (concurrent
+// callers share one attempt), the backoff between reconnects, marking the
+// server unavailable when its session ends or breaks, scrubbing its secrets
+// from what is shown, and closing. The stdio process (stdio.go), the HTTP
+// transports (remote.go) and the tool listing (tools.go) sit beside it.
+
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net/http"
-	"os"
-	"os/exec"
-	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -23,26 +21,38 @@ import (
 	"github.com/run-js-server/run-js-server/pkg/wire"
 )
 
-// Limits of talking to a downstream server, each with its reason.
+// Limits of a downstream server's session, each with its reason.
 const (
 	// DefaultConnectTimeout bounds connecting, initializing and listing the
 	// tools of one server at start: a server slower than this is listed as
 	// unavailable and retried on a later call.
 	DefaultConnectTimeout = 15 * time.Second
-	// MaxToolsPerServer bounds one server's catalog: thousands of tools are
-	// real (generated API wrappers); beyond this a server is lying or broken.
-	MaxToolsPerServer = 10_000
 	// reconnectMin and reconnectMax bound the backoff between reconnect
 	// attempts made on behalf of calls.
 	reconnectMin = time.Second
 	reconnectMax = time.Minute
-	// stderrLineMax: a downstream's stderr is logged line by line, each cut
-	// to this many bytes, so a flood costs log lines, never our memory.
-	stderrLineMax = 2048
-	// stopWait bounds waiting for a stdio server to exit after its stdin
-	// closed, before its process group is killed.
-	stopWait = 2 * time.Second
 )
+
+// Errors of a downstream server, for callers to branch on with errors.Is.
+// Gateway.Call refuses a call (server_unavailable, nothing sent) on any of
+// them.
+var (
+	// ErrGatewayClosed: the gateway was closed; nothing connects any more.
+	ErrGatewayClosed = errors.New("gateway closed")
+	// ErrServerDisabled: the config disables the server ("disabled": true).
+	ErrServerDisabled = errors.New("the server is disabled in the config")
+	// ErrServerUnavailable: the server could not be reached, or its
+	// connection ended. The error's text is the reason, scrubbed of the
+	// server's secrets.
+	ErrServerUnavailable = errors.New("server unavailable")
+)
+
+// unavailableError is ErrServerUnavailable with its reason. Its text is the
+// reason alone: the caller names the server and says it is unavailable.
+type unavailableError struct{ reason string }
+
+func (e *unavailableError) Error() string { return e.reason }
+func (e *unavailableError) Unwrap() error { return ErrServerUnavailable }
 
 // ServerState is where a downstream server stands.
 type ServerState string
@@ -82,12 +92,14 @@ type downstream struct {
 }
 
 // connect connects (or reconnects) and lists the tools. Concurrent callers
-// share one attempt.
+// share one attempt. Its errors wrap ErrGatewayClosed or
+// ErrServerUnavailable, or are the context's (a caller that stopped waiting
+// for another's attempt).
 func (d *downstream) connect(ctx context.Context) error {
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
-		return errors.New("gateway closed")
+		return ErrGatewayClosed
 	}
 	if d.state == StateReady {
 		d.mu.Unlock()
@@ -102,8 +114,11 @@ func (d *downstream) connect(ctx context.Context) error {
 		}
 		d.mu.Lock()
 		defer d.mu.Unlock()
-		if d.state != StateReady {
-			return errors.New(d.reason)
+		switch {
+		case d.closed:
+			return ErrGatewayClosed
+		case d.state != StateReady:
+			return &unavailableError{d.reason}
 		}
 		return nil
 	}
@@ -119,15 +134,19 @@ func (d *downstream) connect(ctx context.Context) error {
 	d.dialing = nil
 	close(ch)
 	if err == nil && d.closed {
-		err = errors.New("gateway closed")
+		err = ErrGatewayClosed
 		session.Close()
 	}
 	if err != nil {
-		err = errors.New(d.scrub(err.Error()))
-		d.state, d.reason = StateUnavailable, err.Error()
+		d.state, d.reason = StateUnavailable, d.scrub(err.Error())
 		d.backoff = min(max(2*d.backoff, reconnectMin), reconnectMax)
 		d.nextTry = time.Now().Add(d.backoff)
-		return err
+		if errors.Is(err, ErrGatewayClosed) {
+			return ErrGatewayClosed
+		}
+		// The cause's text is scrubbed into the reason; the cause itself is
+		// dropped, since it may hold the server's secrets.
+		return &unavailableError{d.reason}
 	}
 	d.state, d.reason = StateReady, ""
 	d.session, d.cmd, d.tools, d.missing = session, cmd, tools, missing
@@ -137,12 +156,13 @@ func (d *downstream) connect(ctx context.Context) error {
 	if len(missing) > 0 {
 		d.log.Warn("allowTools names tools the server does not have", "server", d.cfg.Name, "tools", missing)
 	}
-	go d.watch(session, cmd)
+	go d.awaitSessionEnd(session, cmd)
 	return nil
 }
 
-// watch marks the server unavailable when its session ends.
-func (d *downstream) watch(session *mcp.ClientSession, cmd *serverProc) {
+// awaitSessionEnd waits for a session to end, then marks the server
+// unavailable (a later call reconnects) and stops its stdio process.
+func (d *downstream) awaitSessionEnd(session *mcp.ClientSession, cmd *serverProc) {
 	err := session.Wait()
 	d.mu.Lock()
 	if d.session == session && d.cancelConn != nil {
@@ -173,12 +193,12 @@ func (d *downstream) watch(session *mcp.ClientSession, cmd *serverProc) {
 // shown: header and env values, and the URL's credentials and query.
 func (d *downstream) scrub(s string) string {
 	if d.cfg.URL != "" {
-		s = strings.ReplaceAll(s, d.cfg.URL, cfgRedactURL(d.cfg.URL))
+		s = strings.ReplaceAll(s, d.cfg.URL, redactURL(d.cfg.URL))
 	}
 	for _, m := range []map[string]string{d.cfg.Headers, d.cfg.Env} {
 		for _, v := range m {
 			if len(v) >= 4 { // shorter values would blank out ordinary words
-				s = strings.ReplaceAll(s, v, "<redacted>")
+				s = strings.ReplaceAll(s, v, redactedText)
 			}
 		}
 	}
@@ -193,7 +213,7 @@ func (d *downstream) scrubErr(err error) string {
 }
 
 // broken marks a session whose connection failed, so the next call
-// reconnects instead of using it (its watcher will say the same soon).
+// reconnects instead of using it (awaitSessionEnd will say the same soon).
 func (d *downstream) broken(session *mcp.ClientSession, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -269,188 +289,9 @@ func (d *downstream) dial(ctx context.Context) (session *mcp.ClientSession, cmd 
 	return session, cmd, cancelConn, tools, missing, nil
 }
 
-// startStdio starts a stdio server in its own process group, with its stderr
-// logged line by line under its name (never on our stdout, which carries
-// JSON-RPC).
-func (d *downstream) startStdio() (mcp.Transport, *serverProc, error) {
-	cmd := exec.Command(d.cfg.Command, d.cfg.Args...)
-	cmd.Env = os.Environ()
-	for k, v := range d.cfg.Env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	cmd.Dir = d.cfg.Cwd
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, nil, err
-	}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, nil, fmt.Errorf("start %s: %w", d.cfg.Command, err)
-	}
-	go d.logStderr(stderr)
-	return &mcp.IOTransport{Reader: stdout, Writer: stdin, MaxLineLength: d.maxResult}, &serverProc{cmd: cmd}, nil
-}
-
-func (d *downstream) logStderr(r io.Reader) {
-	br := bufio.NewReaderSize(r, stderrLineMax)
-	for {
-		line, isPrefix, err := br.ReadLine()
-		if len(line) > 0 {
-			d.log.Info("downstream stderr", "server", d.cfg.Name, "line", string(line))
-		}
-		for isPrefix && err == nil { // the rest of an over-long line: dropped
-			_, isPrefix, err = br.ReadLine()
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
-// serverProc is a stdio server's process.
-type serverProc struct {
-	cmd  *exec.Cmd
-	once sync.Once
-}
-
-// stop waits up to stopWait for the server to exit (its stdin is closed with
-// its session), then kills its process group, and reaps it. It is safe to
-// call more than once and concurrently; every call returns after the reap.
-func (p *serverProc) stop() {
-	p.once.Do(func() {
-		done := make(chan struct{})
-		go func() { _ = p.cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-			return
-		case <-time.After(stopWait):
-		}
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-	})
-}
-
-func (d *downstream) httpClient() *http.Client {
-	return &http.Client{Transport: headerTransport{headers: d.cfg.Headers, base: http.DefaultTransport}}
-}
-
-func (d *downstream) streamable() mcp.Transport {
-	return &mcp.StreamableClientTransport{Endpoint: d.cfg.URL, HTTPClient: d.httpClient(), MaxEventSize: d.maxResult, MaxRetries: 2}
-}
-
-func (d *downstream) sse() mcp.Transport {
-	return &mcp.SSEClientTransport{Endpoint: d.cfg.URL, HTTPClient: d.httpClient(), MaxEventSize: d.maxResult}
-}
-
-// headerTransport adds a server's configured headers to every request.
-type headerTransport struct {
-	headers map[string]string
-	base    http.RoundTripper
-}
-
-func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if len(h.headers) > 0 {
-		r = r.Clone(r.Context())
-		for k, v := range h.headers {
-			r.Header.Set(k, v)
-		}
-	}
-	return h.base.RoundTrip(r)
-}
-
-// listTools lists every page of tools and keeps those allowTools lets
-// through.
-func (d *downstream) listTools(ctx context.Context, session *mcp.ClientSession) ([]wire.Tool, []string, error) {
-	allow := map[string]bool{}
-	for _, n := range d.cfg.AllowTools {
-		allow[n] = false
-	}
-	var tools []wire.Tool
-	seen := map[string]bool{}
-	n := 0
-	for t, err := range session.Tools(ctx, nil) {
-		if err != nil {
-			return nil, nil, fmt.Errorf("tools/list: %w", err)
-		}
-		if n++; n > MaxToolsPerServer {
-			return nil, nil, fmt.Errorf("tools/list: more than %d tools", MaxToolsPerServer)
-		}
-		if t == nil || t.Name == "" || seen[t.Name] {
-			continue // the SDK drops invalid tools; a duplicate name keeps its first entry
-		}
-		seen[t.Name] = true
-		if len(allow) > 0 {
-			if _, ok := allow[t.Name]; !ok {
-				continue
-			}
-			allow[t.Name] = true
-		}
-		tools = append(tools, toWireTool(d.cfg.Name, t))
-	}
-	var missing []string
-	for name, found := range allow {
-		if !found {
-			missing = append(missing, name)
-		}
-	}
-	sort.Strings(missing)
-	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
-	return tools, missing, nil
-}
-
-func toWireTool(server string, t *mcp.Tool) wire.Tool {
-	raw := func(v any) json.RawMessage {
-		if v == nil {
-			return nil
-		}
-		b, err := json.Marshal(v)
-		if err != nil || string(b) == "null" {
-			return nil
-		}
-		return b
-	}
-	w := wire.Tool{Server: server, Name: t.Name, Description: t.Description, InputSchema: raw(t.InputSchema), OutputSchema: raw(t.OutputSchema)}
-	if t.Annotations != nil {
-		w.Annotations = raw(t.Annotations)
-	}
-	return w
-}
-
-// refreshTools re-lists the tools after notifications/tools/list_changed.
-func (d *downstream) refreshTools() {
-	d.mu.Lock()
-	session := d.session
-	d.mu.Unlock()
-	if session == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), DefaultConnectTimeout)
-	defer cancel()
-	tools, missing, err := d.listTools(ctx, session)
-	if err != nil {
-		d.log.Warn("re-listing tools failed", "server", d.cfg.Name, "err", d.scrubErr(err))
-		return
-	}
-	d.mu.Lock()
-	if d.session == session {
-		d.tools, d.missing = tools, missing
-	}
-	d.mu.Unlock()
-	if d.onToolsChanged != nil {
-		d.onToolsChanged()
-	}
-}
-
 // ready returns the session, reconnecting first when the server is
-// unavailable and its backoff has passed.
+// unavailable and its backoff has passed. Its errors wrap ErrServerDisabled,
+// ErrGatewayClosed or ErrServerUnavailable, or are the context's.
 func (d *downstream) ready(ctx context.Context) (*mcp.ClientSession, error) {
 	d.mu.Lock()
 	s, state, reason, next := d.session, d.state, d.reason, d.nextTry
@@ -459,10 +300,10 @@ func (d *downstream) ready(ctx context.Context) (*mcp.ClientSession, error) {
 		return s, nil
 	}
 	if state == StateDisabled {
-		return nil, errors.New("the server is disabled in the config")
+		return nil, ErrServerDisabled
 	}
 	if time.Now().Before(next) {
-		return nil, fmt.Errorf("%s (next reconnect attempt in %s)", reason, time.Until(next).Round(time.Second))
+		return nil, &unavailableError{fmt.Sprintf("%s (next reconnect attempt in %s)", reason, time.Until(next).Round(time.Second))}
 	}
 	if err := d.connect(ctx); err != nil {
 		return nil, err
@@ -470,7 +311,7 @@ func (d *downstream) ready(ctx context.Context) (*mcp.ClientSession, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.session == nil {
-		return nil, errors.New(d.reason)
+		return nil, &unavailableError{d.reason}
 	}
 	return d.session, nil
 }

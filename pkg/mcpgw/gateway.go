@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -22,6 +22,12 @@ import (
 // DefaultSpares is how many warm workers a serving gateway keeps: enough
 // that a burst of runs from one agent does not wait for exec.
 const DefaultSpares = 2
+
+// MaxRunningPrograms is how many programs one gateway runs at once, each in
+// its own worker process (up to its memory limit plus about 7 MiB): 16 runs
+// at the default memory fit a small host. A program past it is refused at
+// once with ErrBusy, and nothing is started.
+const MaxRunningPrograms = 16
 
 // Options configure a Gateway beyond its Config.
 type Options struct {
@@ -40,15 +46,13 @@ type Gateway struct {
 	servers  map[string]*downstream
 	order    []string
 
-	running    atomic.Int32 // programs running now
-	maxRunning int32        // wire.MaxWorkersPerHost
-	scripts    scriptTable  // run_js programs by MCP session
+	slots   runSlots    // programs running now, against MaxRunningPrograms
+	scripts scriptTable // run_js programs by MCP session
 
 	mu        sync.Mutex
 	catalog   []wire.Tool
-	index     map[string]wire.Tool // "server\x00tool"
-	validator *Validator
-	problems  []SchemaProblem
+	validator *argsValidator
+	problems  []schemaProblem
 	stale     bool
 }
 
@@ -62,7 +66,7 @@ func New(cfg *Config, opts Options) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Gateway{cfg: cfg, opts: opts, log: opts.Log, launcher: l, servers: map[string]*downstream{}, stale: true, maxRunning: wire.MaxWorkersPerHost}
+	g := &Gateway{cfg: cfg, opts: opts, log: opts.Log, launcher: l, servers: map[string]*downstream{}, stale: true, slots: runSlots{max: MaxRunningPrograms}}
 	maxResult := int(max(cfg.MaxMemory, cfg.Limits.MemoryBytes)/wire.ResultMemoryShare) + 1<<20
 	for _, sc := range cfg.Servers {
 		lane, err := lanes.New(sc.Name, lanes.Config{MaxActive: sc.Lane.MaxActive, MaxOutstanding: sc.Lane.MaxOutstanding})
@@ -122,9 +126,16 @@ func (g *Gateway) invalidate() {
 	g.mu.Unlock()
 }
 
-// Catalog returns the authorized tools of every ready server and their
-// compiled argument validator, rebuilt when a server's tools changed.
-func (g *Gateway) Catalog() ([]wire.Tool, *Validator, []SchemaProblem) {
+// Catalog returns the authorized tools of every ready server, in the order
+// of their servers' names.
+func (g *Gateway) Catalog() []wire.Tool {
+	catalog, _, _ := g.catalogState()
+	return catalog
+}
+
+// catalogState returns the catalog, its compiled argument validator and the
+// tools whose schema did not compile, rebuilt when a server's tools changed.
+func (g *Gateway) catalogState() ([]wire.Tool, *argsValidator, []schemaProblem) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.stale {
@@ -136,11 +147,7 @@ func (g *Gateway) Catalog() ([]wire.Tool, *Validator, []SchemaProblem) {
 			d.mu.Unlock()
 		}
 		g.catalog = all
-		g.index = make(map[string]wire.Tool, len(all))
-		for _, t := range all {
-			g.index[t.Server+"\x00"+t.Name] = t
-		}
-		g.validator, g.problems = NewValidator(all)
+		g.validator, g.problems = newArgsValidator(all)
 		for _, p := range g.problems {
 			g.log.Warn("tool callable without argument validation", "server", p.Server, "tool", p.Tool, "reason", p.Reason)
 		}
@@ -155,7 +162,7 @@ func (g *Gateway) Catalog() ([]wire.Tool, *Validator, []SchemaProblem) {
 // retry; failures may have taken effect.
 func (g *Gateway) Call(ctx context.Context, c worker.Call) worker.Outcome {
 	d := g.servers[c.Server]
-	_, validator, _ := g.Catalog()
+	_, validator, _ := g.catalogState()
 	if d == nil {
 		return worker.Refuse(wire.CodeUnknownServer, fmt.Sprintf("tools.%s: no such server", c.Server))
 	}
@@ -237,6 +244,9 @@ var ErrBusy = errors.New("too many programs running")
 
 // RunRequest is one program for Run.
 type RunRequest struct {
+	// ID is the program's run id, and for run_js its script id; "" picks a
+	// random run id.
+	ID      string
 	Code    string
 	Input   json.RawMessage
 	Timeout time.Duration // 0: the config's default
@@ -257,35 +267,76 @@ func (g *Gateway) Run(ctx context.Context, req RunRequest) (*worker.Ending, erro
 // on its Stop, or when ctx is cancelled (as a stop). Errors wrap
 // worker.ErrBadRequest (a bad program or limit; nothing ran), ErrBusy or
 // worker.ErrSpawn.
-func (g *Gateway) Start(ctx context.Context, req RunRequest) (*worker.Run, error) {
-	if g.running.Add(1) > g.maxRunning {
-		g.running.Add(-1)
-		return nil, fmt.Errorf("%w: %d programs are running on this server, its cap; nothing was started: wait for one to end", ErrBusy, g.maxRunning)
+func (g *Gateway) Start(ctx context.Context, req RunRequest) (r *worker.Run, err error) {
+	if !g.slots.take() {
+		return nil, fmt.Errorf("%w: %d programs are running on this server, its cap; nothing was started: wait for one to end", ErrBusy, g.slots.max)
 	}
+	defer func() { g.slots.started(r) }()
 	limits := g.cfg.Limits
 	if req.Timeout > 0 {
 		if req.Timeout > g.cfg.MaxTimeout {
-			g.running.Add(-1)
 			return nil, fmt.Errorf("%w: timeout %s is above this server's maximum %s", worker.ErrBadRequest, req.Timeout, g.cfg.MaxTimeout)
 		}
 		limits.TimeoutMs = req.Timeout.Milliseconds()
 	}
 	if req.Memory > 0 {
 		if req.Memory > g.cfg.MaxMemory {
-			g.running.Add(-1)
 			return nil, fmt.Errorf("%w: memory %d MiB is above this server's maximum %d MiB", worker.ErrBadRequest, req.Memory>>20, g.cfg.MaxMemory>>20)
 		}
 		limits.MemoryBytes = req.Memory
 		limits.MaxResultBytes = 0 // follows the memory
 	}
-	catalog, _, _ := g.Catalog()
-	r, err := g.launcher.Start(ctx, worker.Request{Code: req.Code, Input: req.Input, Catalog: catalog, Limits: limits, Call: g.Call})
-	if err != nil {
-		g.running.Add(-1)
-		return nil, err
+	catalog := g.Catalog()
+	return g.launcher.Start(ctx, worker.Request{RunID: req.ID, Code: req.Code, Input: req.Input, Catalog: catalog, Limits: limits, Call: g.Call})
+}
+
+// runSlots counts the programs a gateway runs at once, against max. A
+// program holds its slot until its ending can be seen (Run.Ending is not
+// nil), so a caller holding one ending may start another program at once.
+// Safe for concurrent use.
+type runSlots struct {
+	max int // MaxRunningPrograms; tests lower it
+
+	mu       sync.Mutex
+	runs     []*worker.Run // started; at most max, ended ones dropped by take
+	starting int           // slots taken by Starts not yet started
+}
+
+// take takes a slot for a Start, or reports false at the cap. Every take
+// that reports true is followed by one started.
+func (s *runSlots) take() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.runs = slices.DeleteFunc(s.runs, func(r *worker.Run) bool { return r.Ending() != nil })
+	if len(s.runs)+s.starting >= s.max {
+		return false
 	}
-	go func() { <-r.Done(); g.running.Add(-1) }()
-	return r, nil
+	s.starting++
+	return true
+}
+
+// started hands the slot of a take to r, or frees it when r is nil (nothing
+// was started).
+func (s *runSlots) started(r *worker.Run) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.starting--
+	if r != nil {
+		s.runs = append(s.runs, r)
+	}
+}
+
+// count is how many programs hold a slot: starting, or not seen ended.
+func (s *runSlots) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.starting
+	for _, r := range s.runs {
+		if r.Ending() == nil {
+			n++
+		}
+	}
+	return n
 }
 
 // Servers reports every configured server, sorted by name.

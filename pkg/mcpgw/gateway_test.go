@@ -255,7 +255,7 @@ func TestLaneLimits(t *testing.T) {
 // run_js's description stays bounded.
 func TestManyTools(t *testing.T) {
 	g := newTestGateway(t, testServer("many", "many-tools"))
-	catalog, _, _ := g.Catalog()
+	catalog := g.Catalog()
 	if len(catalog) != 5000 {
 		t.Fatalf("catalog has %d tools, want 5000", len(catalog))
 	}
@@ -318,7 +318,7 @@ func TestMCPServerEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var info Info
+	var info serverInfoReport
 	b, _ := json.Marshal(res.StructuredContent)
 	if err := json.Unmarshal(b, &info); err != nil || len(info.Servers) != 1 || info.Servers[0].State != StateReady || info.Tools != 3 {
 		t.Fatalf("server_info %s (%v)", b, err)
@@ -331,6 +331,11 @@ func TestMCPServerEndToEnd(t *testing.T) {
 	}
 	if sandboxClaimed {
 		t.Fatal("server_info claims an OS sandbox that is not applied")
+	}
+	// Every run limit is reported as in force, none as 0 for "the default".
+	if l := info.Limits.Run; l.StackBytes != wire.DefaultStack || l.MaxInFlight != wire.DefaultMaxInFlight || l.MaxJSONDepth != wire.DefaultMaxJSONDepth ||
+		l.MaxResultBytes != l.MemoryBytes/wire.ResultMemoryShare || l.MaxArgValues != wire.DefaultMaxArgValues || info.Limits.StopGraceMs <= 0 || info.Limits.MaxRunning != MaxRunningPrograms {
+		t.Fatalf("server_info limits %+v", info.Limits)
 	}
 }
 
@@ -377,7 +382,7 @@ func TestToolListChanged(t *testing.T) {
 	wantStatus(t, e, wire.StatusReturned)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		catalog, _, _ := g.Catalog()
+		catalog := g.Catalog()
 		found := false
 		for _, tool := range catalog {
 			found = found || tool.Name == "grown"
@@ -403,7 +408,7 @@ func TestAllowTools(t *testing.T) {
 	demo := testServer("demo", "demo")
 	demo.AllowTools = []string{"get_issue", "delete_everything"}
 	g := newTestGateway(t, demo)
-	catalog, _, _ := g.Catalog()
+	catalog := g.Catalog()
 	if len(catalog) != 1 || catalog[0].Name != "get_issue" {
 		t.Fatalf("catalog %+v, want only get_issue", catalog)
 	}
@@ -420,14 +425,14 @@ func TestAllowTools(t *testing.T) {
 // and no worker is started.
 func TestRunningCap(t *testing.T) {
 	g := newTestGateway(t, testServer("bad", "misbehaving"))
-	g.maxRunning = 1
+	g.slots.max = 1
 	first := make(chan *worker.Ending)
 	go func() {
 		e, _ := g.Run(context.Background(), RunRequest{Code: `await tools.bad.hang({})`, Timeout: 2 * time.Second})
 		first <- e
 	}()
 	deadline := time.Now().Add(5 * time.Second)
-	for g.running.Load() == 0 {
+	for g.slots.count() == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the first run never started")
 		}
@@ -500,6 +505,9 @@ func TestLongRunningScripts(t *testing.T) {
 	if st["status"] != "returned" || out["text"] != "two\n" {
 		t.Fatalf("wait_js: %s", text)
 	}
+	if st["runId"] != id {
+		t.Fatalf("the ending's runId %v is not the script id %s: one program, one id", st["runId"], id)
+	}
 	text, st, _ = callTool(t, cs, "wait_js", map[string]any{"scriptId": id})
 	out, _ = st["output"].(map[string]any)
 	if st["status"] != "returned" || out["text"] != "" {
@@ -562,7 +570,7 @@ func TestCloseStopsScripts(t *testing.T) {
 	cs := mcpClient(t, g)
 	_, st, _ := callTool(t, cs, "run_js", map[string]any{"yield_ms": 50, "code": `while (true) {}`})
 	all := g.scripts.all()
-	if len(all) != 1 || all[0].id != st["scriptId"] {
+	if len(all) != 1 || all[0].id() != st["scriptId"] {
 		t.Fatalf("scripts %v, want the one run_js started", all)
 	}
 	sc := all[0]

@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -28,12 +27,12 @@ import (
 const (
 	// MaxSchemaBytes bounds one tool's inputSchema: real schemas are a few
 	// KiB, and the largest generated ones (big enums, OpenAPI imports) stay
-	// far below this. A larger schema is a SchemaProblem.
+	// far below this. A larger schema is a schemaProblem.
 	MaxSchemaBytes = 1 << 20
 	// MaxSchemaDepth bounds a schema's JSON nesting (arrays and objects):
 	// real schemas nest a few dozen levels. Decoding, compiling and
 	// rendering recurse along the nesting, so this keeps their stacks small.
-	// A deeper schema is a SchemaProblem.
+	// A deeper schema is a schemaProblem.
 	MaxSchemaDepth = 256
 
 	// MaxNumberChars and MaxNumberExponent bound every number in a schema
@@ -44,7 +43,7 @@ const (
 	MaxNumberChars    = 100
 	MaxNumberExponent = 400
 
-	// MaxArgProblems is how many problems an ArgsError lists: enough to fix
+	// MaxArgProblems is how many problems an argsError lists: enough to fix
 	// a call in one go, short enough to read. The rest are counted in More.
 	MaxArgProblems = 20
 	// maxProblemPath and maxProblemMessage bound what one problem quotes of
@@ -52,7 +51,7 @@ const (
 	// values).
 	maxProblemPath    = 200
 	maxProblemMessage = 300
-	// maxReason bounds a SchemaProblem's reason, which quotes the schema.
+	// maxReason bounds a schemaProblem's reason, which quotes the schema.
 	maxReason = 500
 )
 
@@ -78,12 +77,12 @@ func (refuseLoader) Load(string) (any, error) { return nil, errExternalRef }
 // problemPrinter renders the library's error messages.
 var problemPrinter = message.NewPrinter(language.English)
 
-// Validator holds the compiled input schemas of one catalog version. Safe for
+// argsValidator holds the compiled input schemas of one catalog version. Safe for
 // concurrent use after construction: compiled schemas are never modified.
 //
 // Drafts: a schema without $schema is draft 2020-12; an explicit $schema of
 // draft-04, -06, -07, 2019-09 or 2020-12 is honoured, and any other $schema is
-// a SchemaProblem (its metaschema would have to be fetched).
+// a schemaProblem (its metaschema would have to be fetched).
 //
 // format and content keep the library's defaults. format is asserted for
 // draft-04/06/07 (their specifications let a validator assert it, and the
@@ -100,38 +99,36 @@ var problemPrinter = message.NewPrinter(language.English)
 // schema can: an enum of 50 000 values checked against 100 000 array items,
 // or an anyOf that recurses through $ref, costs the gateway CPU on each call
 // to that tool. Its size and depth are capped, its run time is not.
-type Validator struct {
-	schemas map[schemaKey]*jsonschema.Schema
+type argsValidator struct {
+	schemas map[wire.ToolKey]*jsonschema.Schema
 }
 
-type schemaKey struct{ server, tool string }
-
-// SchemaProblem is a tool whose inputSchema could not be compiled. The tool
+// schemaProblem is a tool whose inputSchema could not be compiled. The tool
 // stays callable, without validation. Reason says why, in one line.
-type SchemaProblem struct {
+type schemaProblem struct {
 	Server, Tool, Reason string
 }
 
-// NewValidator compiles the input schemas of a catalog, each once, each with
+// newArgsValidator compiles the input schemas of a catalog, each once, each with
 // its own compiler (so one tool's $id can neither collide with nor be
 // referenced from another's). Tools with an empty, absent or null
 // inputSchema are not validated and are no problem. A tool that appears
 // twice is validated against its first entry, and the second is reported.
 // Nothing is read from files or the network.
-func NewValidator(tools []wire.Tool) (*Validator, []SchemaProblem) {
-	v := &Validator{schemas: make(map[schemaKey]*jsonschema.Schema, len(tools))}
-	var problems []SchemaProblem
-	seen := make(map[schemaKey]bool, len(tools))
+func newArgsValidator(tools []wire.Tool) (*argsValidator, []schemaProblem) {
+	v := &argsValidator{schemas: make(map[wire.ToolKey]*jsonschema.Schema, len(tools))}
+	var problems []schemaProblem
+	seen := make(map[wire.ToolKey]bool, len(tools))
 	for _, t := range tools {
-		k := schemaKey{t.Server, t.Name}
+		k := t.Key()
 		if seen[k] {
-			problems = append(problems, SchemaProblem{t.Server, t.Name, "the catalog lists this tool twice; its first inputSchema is used"})
+			problems = append(problems, schemaProblem{t.Server, t.Name, "the catalog lists this tool twice; its first inputSchema is used"})
 			continue
 		}
 		seen[k] = true
 		sch, err := compileSchema(t.InputSchema)
 		if err != nil {
-			problems = append(problems, SchemaProblem{t.Server, t.Name, schemaReason(err)})
+			problems = append(problems, schemaProblem{t.Server, t.Name, schemaReason(err)})
 			continue
 		}
 		if sch != nil {
@@ -163,7 +160,7 @@ func compileSchema(raw json.RawMessage) (sch *jsonschema.Schema, err error) {
 	}
 	if bad := checkNumbers(doc); bad != nil {
 		return nil, fmt.Errorf("%w: %s at %s has more than %d characters or an exponent beyond ±%d",
-			errSchemaNumber, cut(bad[0].num, 40), displayPath(bad[0].path), MaxNumberChars, MaxNumberExponent)
+			errSchemaNumber, wire.Cut(bad[0].num, 40), displayPath(bad[0].path), MaxNumberChars, MaxNumberExponent)
 	}
 	// The library is third-party code fed with a downstream server's bytes:
 	// a panic in it is turned into a problem with this tool, never a crash
@@ -184,7 +181,7 @@ func compileSchema(raw json.RawMessage) (sch *jsonschema.Schema, err error) {
 
 // checkSchemaBytes applies MaxSchemaBytes and MaxSchemaDepth to a schema's
 // bytes, and checks they are one JSON value, without recursion and before
-// anything is decoded. TSType uses it too.
+// anything is decoded. renderTSType uses it too.
 func checkSchemaBytes(raw []byte) error {
 	if len(raw) > MaxSchemaBytes {
 		return fmt.Errorf("%w: %d bytes, above the cap of %d", errSchemaTooLarge, len(raw), MaxSchemaBytes)
@@ -206,7 +203,7 @@ func schemaReason(err error) string {
 	switch {
 	case errors.As(err, &load):
 		reason = fmt.Sprintf("the schema refers to %s, outside the schema itself; only references within the schema work, since %v",
-			strconv.Quote(cut(load.URL, 200)), errExternalRef)
+			strconv.Quote(wire.Cut(load.URL, 200)), errExternalRef)
 	case errors.As(err, &invalid):
 		reason = "the schema is not a valid JSON Schema: " + invalid.Err.Error()
 		var ve *jsonschema.ValidationError
@@ -226,32 +223,32 @@ func schemaReason(err error) string {
 	}
 	reason = strings.ReplaceAll(reason, schemaURL, "")
 	reason = strings.ReplaceAll(reason, schemaBase, "")
-	return cut(oneLine(reason), maxReason)
+	return wire.Cut(oneLine(reason), maxReason)
 }
 
 // Validate checks args, the bytes of a JSON object, against the input schema
 // of server's tool. It returns nil when they are valid or when the tool has
-// no compiled schema (none, or a SchemaProblem). Otherwise the error is an
-// *ArgsError listing each problem with its place in the arguments, except
+// no compiled schema (none, or a schemaProblem). Otherwise the error is an
+// *argsError listing each problem with its place in the arguments, except
 // when the validator itself failed (it panicked), which is a plain error: the
 // call should be refused then too. Args are expected to have passed
 // wire.Limits.CheckArgs; Validate bounds every number again and refuses
 // arguments that are not a JSON object.
-func (v *Validator) Validate(server, tool string, args []byte) error {
-	if v.schemas[schemaKey{server, tool}] == nil {
+func (v *argsValidator) Validate(server, tool string, args []byte) error {
+	if v.schemas[wire.ToolKey{Server: server, Tool: tool}] == nil {
 		return nil
 	}
 	inst, problems, err := decodeInstance(args)
 	switch {
 	case err != nil:
-		problems = []ArgProblem{{Message: cut(oneLine("the arguments are not valid JSON: "+err.Error()), maxProblemMessage)}}
+		problems = []argProblem{{Message: wire.Cut(oneLine("the arguments are not valid JSON: "+err.Error()), maxProblemMessage)}}
 	case problems == nil:
 		if _, ok := inst.(map[string]any); !ok {
-			problems = []ArgProblem{{Message: "the arguments must be a JSON object"}}
+			problems = []argProblem{{Message: "the arguments must be a JSON object"}}
 		}
 	}
 	if problems != nil {
-		ae := &ArgsError{Server: server, Tool: tool, Problems: problems}
+		ae := &argsError{Server: server, Tool: tool, Problems: problems}
 		if len(problems) > MaxArgProblems {
 			ae.Problems, ae.More = problems[:MaxArgProblems], len(problems)-MaxArgProblems
 		}
@@ -263,8 +260,8 @@ func (v *Validator) Validate(server, tool string, args []byte) error {
 // validateValue checks one decoded JSON value (from decodeInstance) against
 // the tool's compiled schema. It is Validate without the decoding and the
 // object check: the test suite runs its non-object cases through it.
-func (v *Validator) validateValue(server, tool string, inst any) (err error) {
-	sch := v.schemas[schemaKey{server, tool}]
+func (v *argsValidator) validateValue(server, tool string, inst any) (err error) {
+	sch := v.schemas[wire.ToolKey{Server: server, Tool: tool}]
 	if sch == nil {
 		return nil
 	}
@@ -288,7 +285,7 @@ func (v *Validator) validateValue(server, tool string, inst any) (err error) {
 // that big integers and decimals validate exactly. A number beyond
 // MaxNumberChars or MaxNumberExponent is a problem, reported before any
 // schema sees it.
-func decodeInstance(b []byte) (any, []ArgProblem, error) {
+func decodeInstance(b []byte) (any, []argProblem, error) {
 	inst, err := decodeJSON(b)
 	if err != nil {
 		return nil, nil, err
@@ -297,12 +294,12 @@ func decodeInstance(b []byte) (any, []ArgProblem, error) {
 	if bad == nil {
 		return inst, nil, nil
 	}
-	var problems []ArgProblem
+	var problems []argProblem
 	for _, b := range bad {
-		problems = append(problems, ArgProblem{
-			Path: cut(pointerOf(b.path), maxProblemPath),
+		problems = append(problems, argProblem{
+			Path: wire.Cut(pointerOf(b.path), maxProblemPath),
 			Message: fmt.Sprintf("the number %s is beyond what the gateway checks (at most %d characters, exponent within ±%d)",
-				cut(b.num, 40), MaxNumberChars, MaxNumberExponent),
+				wire.Cut(b.num, 40), MaxNumberChars, MaxNumberExponent),
 		})
 	}
 	return nil, problems, nil
@@ -371,27 +368,27 @@ func numberInBounds(s string) bool {
 	return err == nil && exp >= -MaxNumberExponent && exp <= MaxNumberExponent
 }
 
-// ArgsError is a call's arguments failing the tool's inputSchema. Problems
+// argsError is a call's arguments failing the tool's inputSchema. Problems
 // lists at most MaxArgProblems of them, ordered by their place in the
 // arguments; More counts those left out.
-type ArgsError struct {
+type argsError struct {
 	Server, Tool string
-	Problems     []ArgProblem
+	Problems     []argProblem
 	More         int
 }
 
-// ArgProblem is one way the arguments fail the schema. Path is the JSON
+// argProblem is one way the arguments fail the schema. Path is the JSON
 // pointer (RFC 6901) of the offending value in the arguments, "" for the
 // arguments as a whole; Message says what was expected. Both are bounded and
 // quote the arguments only in part.
-type ArgProblem struct {
+type argProblem struct {
 	Path, Message string
 }
 
 // Error gives one line per problem, "/path/in/args: message", with "(root)"
 // for the arguments as a whole, and a last line "... and N more" when
 // problems were left out.
-func (e *ArgsError) Error() string {
+func (e *argsError) Error() string {
 	var sb strings.Builder
 	for i, p := range e.Problems {
 		if i > 0 {
@@ -407,10 +404,10 @@ func (e *ArgsError) Error() string {
 	return sb.String()
 }
 
-// problemsOf is the ArgsError of a failed validation.
-func problemsOf(server, tool string, root *jsonschema.ValidationError) *ArgsError {
+// problemsOf is the argsError of a failed validation.
+func problemsOf(server, tool string, root *jsonschema.ValidationError) *argsError {
 	problems, more := problemList(root, MaxArgProblems)
-	return &ArgsError{Server: server, Tool: tool, Problems: problems, More: more}
+	return &argsError{Server: server, Tool: tool, Problems: problems, More: more}
 }
 
 // problemList flattens the library's error tree into problems: each leaf is
@@ -418,7 +415,7 @@ func problemsOf(server, tool string, root *jsonschema.ValidationError) *ArgsErro
 // oneOf are each branch's reason, except that branches failing only on type
 // are merged ("got number, want string or null"). At most max problems are
 // kept, and their messages are the only ones made; more counts the rest.
-func problemList(root *jsonschema.ValidationError, max int) (problems []ArgProblem, more int) {
+func problemList(root *jsonschema.ValidationError, max int) (problems []argProblem, more int) {
 	var leaves []*jsonschema.ValidationError
 	stack := []*jsonschema.ValidationError{root}
 	for len(stack) > 0 {
@@ -439,14 +436,14 @@ func problemList(root *jsonschema.ValidationError, max int) (problems []ArgProbl
 	slices.SortStableFunc(leaves, func(a, b *jsonschema.ValidationError) int {
 		return comparePaths(a.InstanceLocation, b.InstanceLocation)
 	})
-	seen := make(map[ArgProblem]bool)
+	seen := make(map[argProblem]bool)
 	for i, leaf := range leaves {
 		if len(problems) == max {
 			return problems, len(leaves) - i
 		}
-		p := ArgProblem{
-			Path:    cut(pointerOf(leaf.InstanceLocation), maxProblemPath),
-			Message: cut(oneLine(leaf.ErrorKind.LocalizedString(problemPrinter)), maxProblemMessage),
+		p := argProblem{
+			Path:    wire.Cut(pointerOf(leaf.InstanceLocation), maxProblemPath),
+			Message: wire.Cut(oneLine(leaf.ErrorKind.LocalizedString(problemPrinter)), maxProblemMessage),
 		}
 		if !seen[p] {
 			seen[p] = true
@@ -520,7 +517,7 @@ func displayPointer(p string) string {
 }
 
 func displayPath(tokens []string) string {
-	return displayPointer(cut(pointerOf(tokens), maxProblemPath))
+	return displayPointer(wire.Cut(pointerOf(tokens), maxProblemPath))
 }
 
 // oneLine replaces each run of whitespace and control characters with one
@@ -540,17 +537,4 @@ func oneLine(s string) string {
 		sb.WriteRune(r)
 	}
 	return sb.String()
-}
-
-// cut shortens s to at most max bytes, on a rune boundary, ending with "…"
-// when it cut.
-func cut(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	n := max - len("…")
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }

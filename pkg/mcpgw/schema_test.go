@@ -20,17 +20,75 @@ import (
 	"github.com/run-js-server/run-js-server/pkg/wire"
 )
 
-// suiteDir is the JSON Schema Test Suite (tests/draft7, tests/draft2020-12,
-// remotes/). MCPGW_SCHEMA_SUITE points elsewhere.
+// The JSON Schema Test Suite (tests/draft7, tests/draft2020-12, remotes/)
+// is data kept beside the repository, not in it:
+// <repo root>/../shared/testdata/json-schema-test-suite. suiteDirEnv names
+// another directory. Without the suite TestSchemaSuite skips, unless
+// suiteRequiredEnv is "required" (.ci/run sets it when the directory is
+// there), which makes a suite that cannot be found a failure.
+const (
+	suiteDirEnv      = "RUN_JS_SERVER_SCHEMA_SUITE_DIR"
+	suiteRequiredEnv = "RUN_JS_SERVER_SCHEMA_SUITE"
+)
+
+// suiteDir finds the suite, or skips (fails when it is required).
 func suiteDir(t *testing.T) string {
-	dir := os.Getenv("MCPGW_SCHEMA_SUITE")
+	t.Helper()
+	dir := os.Getenv(suiteDirEnv)
 	if dir == "" {
-		dir = "/work/shared/testdata/json-schema-test-suite"
+		root, err := repoRoot()
+		if err != nil {
+			suiteMissing(t, err.Error())
+		}
+		dir = filepath.Join(root, "..", "shared", "testdata", "json-schema-test-suite")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "tests")); err != nil {
-		t.Skipf("JSON Schema Test Suite not found (set MCPGW_SCHEMA_SUITE): %v", err)
+		suiteMissing(t, fmt.Sprintf("not found at %s (set %s to its directory): %v", dir, suiteDirEnv, err))
 	}
 	return dir
+}
+
+func suiteMissing(t *testing.T, why string) {
+	t.Helper()
+	if os.Getenv(suiteRequiredEnv) == "required" {
+		t.Fatalf("JSON Schema Test Suite %s; %s=required makes this a failure", why, suiteRequiredEnv)
+	}
+	t.Skipf("JSON Schema Test Suite %s", why)
+}
+
+// repoRoot is the directory holding go.mod, found by walking up from the
+// test's working directory (its package's).
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if fi, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil && fi.Mode().IsRegular() {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("not found: no go.mod above the test's directory")
+		}
+		dir = parent
+	}
+}
+
+// TestRepoRoot: the walk finds this repository's go.mod, whose module is
+// this one.
+func TestRepoRoot(t *testing.T) {
+	root, err := repoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil || !strings.HasPrefix(string(mod), "module github.com/run-js-server/run-js-server\n") {
+		t.Fatalf("repoRoot() = %s, whose go.mod is not this module's: %v", root, err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "pkg", "mcpgw", "schema_test.go")); err != nil {
+		t.Fatalf("repoRoot() = %s does not hold this package: %v", root, err)
+	}
 }
 
 type suiteGroup struct {
@@ -46,7 +104,7 @@ type suiteGroup struct {
 // suiteDeviation is a case where the product, as configured, answers other
 // than the suite expects. Each entry must still be met: when the library or
 // the configuration changes, the test says which entry to drop. test "*"
-// means the group's schema is a SchemaProblem.
+// means the group's schema is a schemaProblem.
 type suiteDeviation struct {
 	draft, file, group, test, reason string
 }
@@ -58,7 +116,7 @@ type suiteDeviation struct {
 // assertions), which this copy of the suite leaves out; bignum and regex
 // behaviour are tested below instead (TestValidatorNumbers,
 // TestValidatorHostileSchemas). Remote references are not listed here: they
-// are asserted to be SchemaProblems (TestSchemaSuite).
+// are asserted to be schemaProblems (TestSchemaSuite).
 var suiteDeviations = []suiteDeviation{}
 
 // suiteRun counts one draft's cases.
@@ -124,7 +182,7 @@ func runSuiteFile(t *testing.T, dir, draft, dollarSchema, file string, run *suit
 	for i, g := range groups {
 		tools[i] = wire.Tool{Server: "suite", Name: strconv.Itoa(i), InputSchema: withDollarSchema(g.Schema, dollarSchema)}
 	}
-	v, problems := NewValidator(tools)
+	v, problems := newArgsValidator(tools)
 	problemOf := map[string]string{}
 	for _, p := range problems {
 		problemOf[p.Tool] = p.Reason
@@ -147,7 +205,7 @@ func runSuiteFile(t *testing.T, dir, draft, dollarSchema, file string, run *suit
 			}
 			m := remoteURL.FindStringSubmatch(reason)
 			if m == nil {
-				t.Errorf("%s %q: unexpected SchemaProblem: %s", base, g.Description, reason)
+				t.Errorf("%s %q: unexpected schemaProblem: %s", base, g.Description, reason)
 				continue
 			}
 			// A remote reference: the suite serves remotes/ at
@@ -169,9 +227,9 @@ func runSuiteFile(t *testing.T, dir, draft, dollarSchema, file string, run *suit
 		}
 		for _, c := range g.Tests {
 			err := suiteValidate(v, name, c.Data)
-			var ae *ArgsError
+			var ae *argsError
 			if err != nil && !errors.As(err, &ae) {
-				t.Errorf("%s %q / %q: not an *ArgsError: %v", base, g.Description, c.Description, err)
+				t.Errorf("%s %q / %q: not an *argsError: %v", base, g.Description, c.Description, err)
 			}
 			got := err == nil
 			if d, ok := deviation(g.Description, c.Description); ok {
@@ -194,7 +252,7 @@ func runSuiteFile(t *testing.T, dir, draft, dollarSchema, file string, run *suit
 // suiteValidate runs a case through the product: objects through Validate;
 // any other value through the same decoding and compiled schema
 // (decodeInstance and validateValue), since Validate only takes objects.
-func suiteValidate(v *Validator, tool string, data json.RawMessage) error {
+func suiteValidate(v *argsValidator, tool string, data json.RawMessage) error {
 	if bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) {
 		return v.Validate("suite", tool, data)
 	}
@@ -203,7 +261,7 @@ func suiteValidate(v *Validator, tool string, data json.RawMessage) error {
 		return err
 	}
 	if problems != nil {
-		return &ArgsError{Problems: problems}
+		return &argsError{Problems: problems}
 	}
 	return v.validateValue("suite", tool, inst)
 }
@@ -292,10 +350,10 @@ func TestValidatorHostileSchemas(t *testing.T) {
 		{"too many digits", `{"enum":[` + strings.Repeat("9", 101) + `]}`, "at /enum/0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var v *Validator
-			var problems []SchemaProblem
+			var v *argsValidator
+			var problems []schemaProblem
 			within(t, time.Second, "schema guards (size, depth, loader)", func() {
-				v, problems = NewValidator([]wire.Tool{tool("t", tc.schema)})
+				v, problems = newArgsValidator([]wire.Tool{tool("t", tc.schema)})
 			})
 			if len(problems) != 1 || problems[0].Server != "srv" || problems[0].Tool != "t" {
 				t.Fatalf("problems = %+v, want one for srv/t", problems)
@@ -315,7 +373,7 @@ func TestValidatorHostileSchemas(t *testing.T) {
 }
 
 func TestValidatorNoSchema(t *testing.T) {
-	v, problems := NewValidator([]wire.Tool{
+	v, problems := newArgsValidator([]wire.Tool{
 		tool("absent", ""), tool("null", "null"), tool("blank", " \n"), tool("true", "true"), tool("empty", "{}"),
 		tool("false", "false"),
 	})
@@ -339,7 +397,7 @@ func TestValidatorNoSchema(t *testing.T) {
 }
 
 func TestValidatorDuplicateTool(t *testing.T) {
-	v, problems := NewValidator([]wire.Tool{tool("t", `{"required":["a"]}`), tool("t", `{"required":["b"]}`)})
+	v, problems := newArgsValidator([]wire.Tool{tool("t", `{"required":["a"]}`), tool("t", `{"required":["b"]}`)})
 	if len(problems) != 1 || !strings.Contains(problems[0].Reason, "twice") {
 		t.Fatalf("problems = %+v, want one saying the tool is listed twice", problems)
 	}
@@ -349,7 +407,7 @@ func TestValidatorDuplicateTool(t *testing.T) {
 }
 
 func TestValidatorRecursiveRef(t *testing.T) {
-	v, problems := NewValidator([]wire.Tool{tool("tree", `{
+	v, problems := newArgsValidator([]wire.Tool{tool("tree", `{
 		"type": "object",
 		"properties": {"n": {"type": "integer"}, "kids": {"type": "array", "items": {"$ref": "#"}}},
 		"additionalProperties": false
@@ -361,12 +419,12 @@ func TestValidatorRecursiveRef(t *testing.T) {
 		t.Errorf("valid tree: %v", err)
 	}
 	err := v.Validate("srv", "tree", []byte(`{"n":1,"kids":[{"n":2,"kids":[{"n":"three"}]}]}`))
-	var ae *ArgsError
+	var ae *argsError
 	if !errors.As(err, &ae) || len(ae.Problems) != 1 || ae.Problems[0].Path != "/kids/0/kids/0/n" {
 		t.Errorf("invalid tree: %v, want one problem at /kids/0/kids/0/n", err)
 	}
-	// Arguments as deep as wire allows (MaxResultDepth) validate quickly.
-	depth := wire.DefaultMaxResultDepth/2 - 1
+	// Arguments as deep as wire allows (MaxJSONDepth) validate quickly.
+	depth := wire.DefaultMaxJSONDepth/2 - 1
 	deep := strings.Repeat(`{"kids":[`, depth) + `{"n":1}` + strings.Repeat(`]}`, depth)
 	within(t, 2*time.Second, "validation of deep arguments", func() {
 		if err := v.Validate("srv", "tree", []byte(deep)); err != nil {
@@ -378,12 +436,12 @@ func TestValidatorRecursiveRef(t *testing.T) {
 // Go's regexp (RE2, which the library uses by default and we keep) runs in
 // time linear in the input: no pattern backtracks. Patterns it cannot run
 // in linear time (lookaround, backreferences) do not compile, and the schema
-// is a SchemaProblem (TestValidatorHostileSchemas).
+// is a schemaProblem (TestValidatorHostileSchemas).
 func TestValidatorCatastrophicPattern(t *testing.T) {
 	for _, pattern := range []string{`^(a+)+$`, `^(a|a)*$`, `^(a|aa)+$`, `^(.*a){20}$`} {
 		t.Run(pattern, func(t *testing.T) {
 			schema, _ := json.Marshal(map[string]any{"properties": map[string]any{"s": map[string]any{"pattern": pattern}}})
-			v, problems := NewValidator([]wire.Tool{tool("t", string(schema))})
+			v, problems := newArgsValidator([]wire.Tool{tool("t", string(schema))})
 			if len(problems) != 0 {
 				t.Fatalf("problems = %+v", problems)
 			}
@@ -391,7 +449,7 @@ func TestValidatorCatastrophicPattern(t *testing.T) {
 			args := `{"s":"` + strings.Repeat("a", 30_000) + `!"}`
 			within(t, 2*time.Second, "linear-time pattern matching", func() {
 				err := v.Validate("srv", "t", []byte(args))
-				var ae *ArgsError
+				var ae *argsError
 				if !errors.As(err, &ae) || ae.Problems[0].Path != "/s" {
 					t.Errorf("Validate = %v, want a problem at /s", err)
 				}
@@ -414,26 +472,26 @@ func TestValidatorArgsErrors(t *testing.T) {
 			"a/b": {"properties": {"c~d": {"const": 1}}}
 		}
 	}`
-	v, problems := NewValidator([]wire.Tool{tool("t", schema)})
+	v, problems := newArgsValidator([]wire.Tool{tool("t", schema)})
 	if len(problems) != 0 {
 		t.Fatalf("problems = %+v", problems)
 	}
 	for _, tc := range []struct {
 		name, args string
-		want       []ArgProblem
+		want       []argProblem
 	}{
 		{"valid", `{"repo":"o/r","state":"open","ids":[1,2],"note":null}`, nil},
-		{"missing required", `{}`, []ArgProblem{{"", "missing property 'repo'"}}},
-		{"additional property", `{"repo":"o/r","extra":1}`, []ArgProblem{{"", "additional properties 'extra' not allowed"}}},
-		{"wrong type", `{"repo":5}`, []ArgProblem{{"/repo", "got number, want string"}}},
-		{"nested property", `{"repo":"o/r","filter":{"label":true}}`, []ArgProblem{{"/filter/label", "got boolean, want string"}}},
-		{"array index", `{"repo":"o/r","ids":[1,"two",3,4.5]}`, []ArgProblem{{"/ids/1", "got string, want integer"}, {"/ids/3", "got number, want integer"}}},
-		{"enum", `{"repo":"o/r","state":"merged"}`, []ArgProblem{{"/state", "value must be one of 'open', 'closed'"}}},
-		{"nullable", `{"repo":"o/r","note":5}`, []ArgProblem{{"/note", "got number, want string or null"}}},
-		{"escaped pointer", `{"repo":"o/r","a/b":{"c~d":2}}`, []ArgProblem{{"/a~1b/c~0d", "value must be 1"}}},
-		{"not an object", `[1]`, []ArgProblem{{"", "the arguments must be a JSON object"}}},
-		{"not JSON", `{"repo":`, []ArgProblem{{"", "the arguments are not valid JSON: unexpected EOF"}}},
-		{"ordered by place", `{"ids":[0,1,2,3,4,5,6,7,8,9,"ten","x"],"repo":1,"extra":true}`, []ArgProblem{
+		{"missing required", `{}`, []argProblem{{"", "missing property 'repo'"}}},
+		{"additional property", `{"repo":"o/r","extra":1}`, []argProblem{{"", "additional properties 'extra' not allowed"}}},
+		{"wrong type", `{"repo":5}`, []argProblem{{"/repo", "got number, want string"}}},
+		{"nested property", `{"repo":"o/r","filter":{"label":true}}`, []argProblem{{"/filter/label", "got boolean, want string"}}},
+		{"array index", `{"repo":"o/r","ids":[1,"two",3,4.5]}`, []argProblem{{"/ids/1", "got string, want integer"}, {"/ids/3", "got number, want integer"}}},
+		{"enum", `{"repo":"o/r","state":"merged"}`, []argProblem{{"/state", "value must be one of 'open', 'closed'"}}},
+		{"nullable", `{"repo":"o/r","note":5}`, []argProblem{{"/note", "got number, want string or null"}}},
+		{"escaped pointer", `{"repo":"o/r","a/b":{"c~d":2}}`, []argProblem{{"/a~1b/c~0d", "value must be 1"}}},
+		{"not an object", `[1]`, []argProblem{{"", "the arguments must be a JSON object"}}},
+		{"not JSON", `{"repo":`, []argProblem{{"", "the arguments are not valid JSON: unexpected EOF"}}},
+		{"ordered by place", `{"ids":[0,1,2,3,4,5,6,7,8,9,"ten","x"],"repo":1,"extra":true}`, []argProblem{
 			{"", "additional properties 'extra' not allowed"}, {"/ids/10", "got string, want integer"},
 			{"/ids/11", "got string, want integer"}, {"/repo", "got number, want string"},
 		}},
@@ -446,12 +504,12 @@ func TestValidatorArgsErrors(t *testing.T) {
 				}
 				return
 			}
-			var ae *ArgsError
+			var ae *argsError
 			if !errors.As(err, &ae) {
-				t.Fatalf("Validate = %v, want an *ArgsError", err)
+				t.Fatalf("Validate = %v, want an *argsError", err)
 			}
 			if ae.Server != "srv" || ae.Tool != "t" || ae.More != 0 {
-				t.Errorf("ArgsError = %+v, want srv/t and nothing left out", ae)
+				t.Errorf("argsError = %+v, want srv/t and nothing left out", ae)
 			}
 			if fmt.Sprint(ae.Problems) != fmt.Sprint(tc.want) {
 				t.Errorf("problems:\n got %q\nwant %q", ae.Problems, tc.want)
@@ -461,7 +519,7 @@ func TestValidatorArgsErrors(t *testing.T) {
 }
 
 func TestValidatorArgsErrorText(t *testing.T) {
-	v, _ := NewValidator([]wire.Tool{tool("t", `{"properties":{"xs":{"items":{"type":"string"}}},"required":["id"]}`)})
+	v, _ := newArgsValidator([]wire.Tool{tool("t", `{"properties":{"xs":{"items":{"type":"string"}}},"required":["id"]}`)})
 	err := v.Validate("srv", "t", []byte(`{"xs":[1,2]}`))
 	want := "(root): missing property 'id'\n/xs/0: got number, want string\n/xs/1: got number, want string"
 	if err == nil || err.Error() != want {
@@ -470,7 +528,7 @@ func TestValidatorArgsErrorText(t *testing.T) {
 
 	// The cap: 30 wrong items, 20 listed.
 	err = v.Validate("srv", "t", []byte(`{"id":1,"xs":[`+strings.TrimSuffix(strings.Repeat("1,", 30), ",")+`]}`))
-	var ae *ArgsError
+	var ae *argsError
 	if !errors.As(err, &ae) || len(ae.Problems) != MaxArgProblems || ae.More != 30-MaxArgProblems {
 		t.Fatalf("Validate = %#v, want %d problems and %d more", err, MaxArgProblems, 30-MaxArgProblems)
 	}
@@ -481,7 +539,7 @@ func TestValidatorArgsErrorText(t *testing.T) {
 
 	// Hostile arguments: a long key and a long value are quoted in part only.
 	long := strings.Repeat("k", 10_000)
-	v, _ = NewValidator([]wire.Tool{tool("t", `{"additionalProperties":{"const":"x"},"properties":{"e":{"enum":["`+strings.Repeat("v", 5000)+`"]}}}`)})
+	v, _ = newArgsValidator([]wire.Tool{tool("t", `{"additionalProperties":{"const":"x"},"properties":{"e":{"enum":["`+strings.Repeat("v", 5000)+`"]}}}`)})
 	err = v.Validate("srv", "t", []byte(`{"`+long+`":"y","e":"z"}`))
 	if !errors.As(err, &ae) || len(ae.Problems) != 2 {
 		t.Fatalf("Validate = %v, want two problems", err)
@@ -494,7 +552,7 @@ func TestValidatorArgsErrorText(t *testing.T) {
 }
 
 func TestValidatorNumbers(t *testing.T) {
-	v, problems := NewValidator([]wire.Tool{
+	v, problems := newArgsValidator([]wire.Tool{
 		tool("max", `{"properties":{"n":{"maximum":18446744073709551615}}}`),
 		tool("int", `{"properties":{"n":{"type":"integer"}}}`),
 		tool("cents", `{"properties":{"n":{"multipleOf":0.01}}}`),
@@ -542,7 +600,7 @@ func TestValidatorNumbers(t *testing.T) {
 	})
 	within(t, 3*time.Second, "MaxNumberExponent", func() {
 		err := v.Validate("srv", "unique", []byte(`{"n":[`+strings.TrimSuffix(strings.Repeat("1e999999,", 100_000), ",")+`]}`))
-		var ae *ArgsError
+		var ae *argsError
 		if !errors.As(err, &ae) || len(ae.Problems) != MaxArgProblems || ae.More != 100_000-MaxArgProblems || ae.Problems[1].Path != "/n/1" {
 			t.Errorf("Validate = %v, want the numbers out of bounds listed in order", err)
 		}
@@ -574,7 +632,7 @@ func TestValidatorDrafts(t *testing.T) {
 		{"draft-07 contentEncoding not asserted", `{"$schema":"http://json-schema.org/draft-07/schema#","properties":{"b":{"contentEncoding":"base64"}}}`, false, `{"b":"%%%"}`, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v, problems := NewValidator([]wire.Tool{tool("t", tc.schema)})
+			v, problems := newArgsValidator([]wire.Tool{tool("t", tc.schema)})
 			if (len(problems) != 0) != tc.problem {
 				t.Fatalf("problems = %+v, want a problem: %v", problems, tc.problem)
 			}
@@ -589,7 +647,7 @@ func TestValidatorDrafts(t *testing.T) {
 }
 
 func TestValidatorConcurrent(t *testing.T) {
-	v, _ := NewValidator([]wire.Tool{
+	v, _ := newArgsValidator([]wire.Tool{
 		tool("a", `{"properties":{"n":{"type":"integer","maximum":10}},"required":["n"]}`),
 		tool("b", `{"properties":{"s":{"type":"string","pattern":"^x+$"}}}`),
 	})

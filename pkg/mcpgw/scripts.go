@@ -47,15 +47,20 @@ var processTag = func() string {
 	return hex.EncodeToString(b[:])
 }()
 
+// id is the script's id: its run's.
+func (sc *script) id() string { return sc.run.ID() }
+
+// newScriptID makes the id of a program run_js starts, used as its run's id.
 func newScriptID() string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	return "js-" + processTag + "-" + hex.EncodeToString(b[:])
 }
 
-// script is one program an agent started.
+// script is one program an agent started with run_js. Its script id is its
+// run's id (worker.Run.ID), so the scriptId an agent holds is the runId of
+// the ending it gets.
 type script struct {
-	id       string
 	run      *worker.Run
 	started  time.Time
 	watching atomic.Bool // one wait_js or stop_js at a time
@@ -135,7 +140,7 @@ func (t *scriptTable) find(ss *mcp.ServerSession, id string) (*script, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, x := range t.bySession[ss] {
-		if x.id == id {
+		if x.id() == id {
 			return x, nil
 		}
 	}
@@ -182,8 +187,8 @@ func yieldOf(ms int64) time.Duration {
 	return min(time.Duration(ms)*time.Millisecond, MaxYield)
 }
 
-// Running is what run_js and wait_js return while the program goes on.
-type Running struct {
+// runningReport is what run_js and wait_js return while the program goes on.
+type runningReport struct {
 	Status   string            `json:"status"` // "running"
 	ScriptID string            `json:"scriptId"`
 	AgeMs    int64             `json:"ageMs"`
@@ -191,12 +196,12 @@ type Running struct {
 	Calls    worker.Calls      `json:"calls"`  // so far
 }
 
-// watch waits for sc's ending for at most yield (or until ctx ends: that
+// waitForEnding waits for sc's ending for at most yield (or until ctx ends: that
 // ends the wait, not the program) and renders what the agent gets. When the
 // request carries a progress token, it reports progress meanwhile.
-func (g *Gateway) watch(ctx context.Context, req *mcp.CallToolRequest, sc *script, yield time.Duration) *mcp.CallToolResult {
+func (g *Gateway) waitForEnding(ctx context.Context, req *mcp.CallToolRequest, sc *script, yield time.Duration) *mcp.CallToolResult {
 	if !sc.watching.CompareAndSwap(false, true) {
-		return textResult(true, fmt.Sprintf("script %s: another call is already waiting on it; nothing changed", sc.id), nil)
+		return textResult(true, fmt.Sprintf("script %s: another call is already waiting on it; nothing changed", sc.id()), nil)
 	}
 	defer sc.watching.Store(false)
 	t := time.NewTimer(yield)
@@ -221,7 +226,7 @@ wait:
 			calls := sc.run.Calls()
 			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
 				ProgressToken: token, Progress: float64(calls.Total),
-				Message: fmt.Sprintf("script %s: %d calls made (%d answered), %d characters of new output, %s", sc.id,
+				Message: fmt.Sprintf("script %s: %d calls made (%d answered), %d characters of new output, %s", sc.id(),
 					calls.Total, calls.Answered, sc.run.OutputChars(), time.Since(sc.started).Round(time.Second)),
 			})
 		}
@@ -230,9 +235,9 @@ wait:
 		return g.endingResult(sc, e)
 	}
 	p := sc.run.Progress()
-	r := Running{Status: "running", ScriptID: sc.id, AgeMs: time.Since(sc.started).Milliseconds(), Output: p.Output, Calls: p.Calls}
+	r := runningReport{Status: "running", ScriptID: sc.id(), AgeMs: time.Since(sc.started).Milliseconds(), Output: p.Output, Calls: p.Calls}
 	var b strings.Builder
-	fmt.Fprintf(&b, "running: script %s is still running after %s; wait_js {scriptId} waits for more, stop_js stops it.\n", sc.id, time.Since(sc.started).Round(time.Millisecond))
+	fmt.Fprintf(&b, "running: script %s is still running after %s; wait_js {scriptId} waits for more, stop_js stops it.\n", sc.id(), time.Since(sc.started).Round(time.Millisecond))
 	fmt.Fprintf(&b, "calls so far: %d sent, %d answered\n", p.Calls.Total, p.Calls.Answered)
 	if p.Output.Text != "" {
 		b.WriteString("output since the last return:\n")
@@ -271,7 +276,7 @@ func (g *Gateway) handleWaitJS(ctx context.Context, req *mcp.CallToolRequest) (*
 	if bad != nil {
 		return bad, nil
 	}
-	return g.watch(ctx, req, sc, yieldOf(args.YieldMs)), nil
+	return g.waitForEnding(ctx, req, sc, yieldOf(args.YieldMs)), nil
 }
 
 func (g *Gateway) handleStopJS(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -286,15 +291,15 @@ func (g *Gateway) handleStopJS(_ context.Context, req *mcp.CallToolRequest) (*mc
 		return bad, nil
 	}
 	if !sc.watching.CompareAndSwap(false, true) {
-		return textResult(true, fmt.Sprintf("script %s: another call is already waiting on it; nothing changed", sc.id), nil), nil
+		return textResult(true, fmt.Sprintf("script %s: another call is already waiting on it; nothing changed", sc.id()), nil), nil
 	}
 	defer sc.watching.Store(false)
 	sc.run.Stop("stop_js")
 	return g.endingResult(sc, sc.run.Wait()), nil // bounded: the grace, then SIGKILL
 }
 
-// ScriptInfo is one entry of list_js.
-type ScriptInfo struct {
+// scriptEntry is one entry of list_js.
+type scriptEntry struct {
 	ScriptID string `json:"scriptId"`
 	State    string `json:"state"` // running, or the ending's status
 	AgeMs    int64  `json:"ageMs"`
@@ -303,14 +308,14 @@ type ScriptInfo struct {
 }
 
 func (g *Gateway) handleListJS(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var out []ScriptInfo
+	var out []scriptEntry
 	var b strings.Builder
 	for _, sc := range g.scripts.list(req.Session) {
-		in := ScriptInfo{ScriptID: sc.id, State: "running", AgeMs: time.Since(sc.started).Milliseconds(), Calls: sc.run.Calls().Total}
+		in := scriptEntry{ScriptID: sc.id(), State: "running", AgeMs: time.Since(sc.started).Milliseconds(), Calls: sc.run.Calls().Total}
 		if e := sc.run.Ending(); e != nil {
 			in.State = string(e.Status)
 			if e.Error != nil && e.Status != wire.StatusReturned {
-				in.Failure = clipText(e.Error.Name+": "+e.Error.Message, maxListedFailure)
+				in.Failure = wire.CutChars(e.Error.Name+": "+e.Error.Message, maxListedFailure)
 			}
 		}
 		out = append(out, in)
@@ -323,13 +328,5 @@ func (g *Gateway) handleListJS(_ context.Context, req *mcp.CallToolRequest) (*mc
 	if len(out) == 0 {
 		b.WriteString("No scripts in this session.")
 	}
-	return textResult(false, b.String(), map[string]any{"scripts": append([]ScriptInfo{}, out...)}), nil
-}
-
-func clipText(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
+	return textResult(false, b.String(), map[string]any{"scripts": append([]scriptEntry{}, out...)}), nil
 }

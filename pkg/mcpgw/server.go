@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,19 +32,25 @@ var errorStatuses = map[wire.Status]bool{
 	wire.StatusOutOfMemory: true, wire.StatusCrashed: true,
 }
 
-const runJSIntro = `Run a JavaScript program that calls the downstream MCP tools as async functions, and get back only what it returns.
+// runJSIntro teaches the API at the top of run_js's description. Its numbers
+// are the limits' own.
+var runJSIntro = `Run a JavaScript program that calls the downstream MCP tools as async functions, and get back only what it returns.
 
 The code is the body of an async function: use await at top level; ` + "`return`" + ` gives the result (as JSON).
 - await tools.SERVER.TOOL(args) calls a tool (tools["my-server"]["my-tool"](args) when a name is not an identifier) and gives {content, structuredContent, isError}.
-- Calls run concurrently with Promise.all (at most 16 in flight; more wait, never refused for it).
+- Calls run concurrently with Promise.all (at most ` + strconv.Itoa(wire.DefaultMaxInFlight) + ` in flight; more wait, never refused for it).
 - A refused call (unknown tool, invalid arguments, server unavailable, lane full) throws ToolRefused: nothing was sent, safe to retry. A call that was sent but gave no usable answer throws ToolFailed (mayHaveRun: true).
 - ALL_TOOLS lists every tool with its schemas; input is the run's input; console.log/print write output (head and tail kept).
 - No file system, network, timers or modules: only the tools.
-- A program still running after yield_ms (default 10 s) returns a scriptId and goes on; wait_js, stop_js and list_js reach it.
+- A program still running after yield_ms (default ` + DefaultYield.String() + `) returns a scriptId and goes on; wait_js, stop_js and list_js reach it.
 Use search_tools for exact argument and result types.`
 
-// NewServer returns the MCP server an agent talks to: run_js, search_tools
-// and server_info over the gateway.
+// yieldBounds is yield_ms's default and cap, for the tools' schemas.
+var yieldBounds = fmt.Sprintf("default %d, at most %d", DefaultYield.Milliseconds(), MaxYield.Milliseconds())
+
+// NewServer returns the MCP server an agent talks to over the gateway, with
+// six tools: run_js, wait_js, stop_js and list_js (programs, scripts.go),
+// search_tools and server_info.
 func NewServer(g *Gateway) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "run-js-server", Version: g.opts.Version}, nil)
 	s.AddTool(&mcp.Tool{
@@ -54,7 +61,7 @@ func NewServer(g *Gateway) *mcp.Server {
 			"input":{"description":"any JSON, given to the program as the global input"},
 			"timeout_ms":{"type":"integer","minimum":1,"description":"the run's deadline in milliseconds"},
 			"memory_mb":{"type":"integer","minimum":1,"description":"the program's memory limit in MiB"},
-			"yield_ms":{"type":"integer","minimum":1,"description":"return after this long (default 10000, at most 120000) with a scriptId if the program is still running; it goes on until its timeout"}},
+			"yield_ms":{"type":"integer","minimum":1,"description":"return after this long (` + yieldBounds + `) with a scriptId if the program is still running; it goes on until its timeout"}},
 			"required":["code"],"additionalProperties":false}`),
 	}, g.handleRunJS)
 	s.AddTool(&mcp.Tool{
@@ -71,7 +78,7 @@ func NewServer(g *Gateway) *mcp.Server {
 		Description: "Wait for a program that run_js left running: returns its ending, or after yield_ms its output since the last return and its calls so far.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{
 			"scriptId":{"type":"string"},
-			"yield_ms":{"type":"integer","minimum":1,"description":"default 10000, at most 120000"}},
+			"yield_ms":{"type":"integer","minimum":1,"description":"` + yieldBounds + `"}},
 			"required":["scriptId"],"additionalProperties":false}`),
 	}, g.handleWaitJS)
 	s.AddTool(&mcp.Tool{
@@ -94,7 +101,7 @@ func NewServer(g *Gateway) *mcp.Server {
 
 // toolList is the part of run_js's description that names the tools.
 func (g *Gateway) toolList() string {
-	catalog, _, _ := g.Catalog()
+	catalog := g.Catalog()
 	if len(catalog) == 0 {
 		return "No downstream tools are available; programs can still compute."
 	}
@@ -145,7 +152,7 @@ func (g *Gateway) handleRunJS(ctx context.Context, req *mcp.CallToolRequest) (*m
 	// The program does not run on the request's context: a cancelled or
 	// finished request ends the wait, not the program (stop_js does that).
 	r, err := g.Start(context.Background(), RunRequest{
-		Code: args.Code, Input: args.Input,
+		ID: newScriptID(), Code: args.Code, Input: args.Input,
 		Timeout: time.Duration(args.TimeoutMs) * time.Millisecond, Memory: args.MemoryMB << 20,
 	})
 	if err != nil {
@@ -154,13 +161,13 @@ func (g *Gateway) handleRunJS(ctx context.Context, req *mcp.CallToolRequest) (*m
 		}
 		return nil, err
 	}
-	sc := &script{id: newScriptID(), run: r, started: time.Now()}
+	sc := &script{run: r, started: time.Now()}
 	if err := g.scripts.add(req.Session, sc); err != nil {
 		r.Stop("refused: too many programs in this session")
 		r.Wait()
 		return textResult(true, "run_js: "+err.Error(), nil), nil
 	}
-	return g.watch(ctx, req, sc, yieldOf(args.YieldMs)), nil
+	return g.waitForEnding(ctx, req, sc, yieldOf(args.YieldMs)), nil
 }
 
 func (g *Gateway) handleSearchTools(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -172,7 +179,7 @@ func (g *Gateway) handleSearchTools(_ context.Context, req *mcp.CallToolRequest)
 	if err := decodeArgs(req.Params.Arguments, &args); err != nil {
 		return textResult(true, "search_tools: bad arguments: "+err.Error()+"; pass {query?, server?, names?}", nil), nil
 	}
-	catalog, _, _ := g.Catalog()
+	catalog := g.Catalog()
 	words := strings.Fields(strings.ToLower(args.Query))
 	names := map[string]bool{}
 	for _, n := range args.Names {
@@ -216,19 +223,19 @@ func (g *Gateway) handleSearchTools(_ context.Context, req *mcp.CallToolRequest)
 	return textResult(false, strings.TrimRight(b.String(), "\n"), nil), nil
 }
 
-// Info is what server_info reports.
-type Info struct {
-	Version    string         `json:"version"`
-	Limits     LimitsInfo     `json:"limits"`
-	Servers    []ServerInfo   `json:"servers"`
-	Tools      int            `json:"tools"`
-	Unchecked  []ToolProblem  `json:"toolsWithoutArgumentValidation,omitempty"`
-	Protection []ProtectionIs `json:"protections"`
-	Warnings   []string       `json:"warnings,omitempty"`
+// serverInfoReport is what server_info reports.
+type serverInfoReport struct {
+	Version    string        `json:"version"`
+	Limits     limitsReport  `json:"limits"`
+	Servers    []ServerInfo  `json:"servers"`
+	Tools      int           `json:"tools"`
+	Unchecked  []toolProblem `json:"toolsWithoutArgumentValidation,omitempty"`
+	Protection []protection  `json:"protections"`
+	Warnings   []string      `json:"warnings,omitempty"`
 }
 
-// LimitsInfo is the limits in force.
-type LimitsInfo struct {
+// limitsReport is the limits in force.
+type limitsReport struct {
 	Run            wire.Limits `json:"run"`
 	MaxTimeoutMs   int64       `json:"maxTimeoutMs"`
 	MaxMemoryBytes int64       `json:"maxMemoryBytes"`
@@ -243,14 +250,14 @@ type LimitsInfo struct {
 	MaxYieldMs     int64       `json:"maxYieldMs"`
 }
 
-// ToolProblem names a tool whose schema could not be compiled.
-type ToolProblem struct {
+// toolProblem names a tool whose schema could not be compiled.
+type toolProblem struct {
 	Tool   string `json:"tool"`
 	Reason string `json:"reason"`
 }
 
-// ProtectionIs says whether one protection is enforced.
-type ProtectionIs struct {
+// protection says whether one protection is enforced.
+type protection struct {
 	Protection string `json:"protection"`
 	Enforced   bool   `json:"enforced"`
 	How        string `json:"how"`
@@ -258,7 +265,7 @@ type ProtectionIs struct {
 
 // protections is what server_info claims, and only what is true of this
 // build: no OS confinement is applied, and it says so.
-var protections = []ProtectionIs{
+var protections = []protection{
 	{"tool allowlist", true, "a program reaches only the catalog's tools (allowTools), through the parent, which checks every call"},
 	{"argument validation", true, "arguments are checked against each tool's inputSchema before sending (tools whose schema does not compile are listed)"},
 	{"memory limit", true, "QuickJS heap limit per run"},
@@ -268,21 +275,25 @@ var protections = []ProtectionIs{
 	{"OS sandbox (seccomp, namespaces)", false, "not applied: the worker is a process of the host's user, so an engine escape reaches what that user can"},
 }
 
-func (g *Gateway) info() Info {
-	catalog, _, problems := g.Catalog()
-	in := Info{
+func (g *Gateway) info() serverInfoReport {
+	catalog, _, problems := g.catalogState()
+	run, err := g.cfg.Limits.Normalize() // every field, not zero for "the default"
+	if err != nil {
+		run = g.cfg.Limits // not reached: the config was checked against the same bounds
+	}
+	in := serverInfoReport{
 		Version: g.opts.Version,
-		Limits: LimitsInfo{
-			Run: g.cfg.Limits, MaxTimeoutMs: g.cfg.MaxTimeout.Milliseconds(), MaxMemoryBytes: g.cfg.MaxMemory,
+		Limits: limitsReport{
+			Run: run, MaxTimeoutMs: g.cfg.MaxTimeout.Milliseconds(), MaxMemoryBytes: g.cfg.MaxMemory,
 			MaxWorkerFrame: wire.MaxWorkerFrame, OutputChars: wire.OutputHeadChars + wire.OutputTailChars,
-			StopGraceMs: wire.StopGrace.Milliseconds(), SpareWorkers: g.opts.Worker.Spares, MaxRunning: int(g.maxRunning),
+			StopGraceMs: g.launcher.Grace().Milliseconds(), SpareWorkers: g.opts.Worker.Spares, MaxRunning: g.slots.max,
 			PerSession: MaxRunningPerSession, KeptEndings: KeptEndingsPerSession,
 			DefaultYieldMs: DefaultYield.Milliseconds(), MaxYieldMs: MaxYield.Milliseconds(),
 		},
 		Servers: g.Servers(), Tools: len(catalog), Protection: protections, Warnings: g.cfg.Warnings,
 	}
 	for _, p := range problems {
-		in.Unchecked = append(in.Unchecked, ToolProblem{Tool: p.Server + "." + p.Tool, Reason: p.Reason})
+		in.Unchecked = append(in.Unchecked, toolProblem{Tool: p.Server + "." + p.Tool, Reason: p.Reason})
 	}
 	sort.Slice(in.Unchecked, func(i, j int) bool { return in.Unchecked[i].Tool < in.Unchecked[j].Tool })
 	return in

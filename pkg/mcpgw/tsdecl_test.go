@@ -127,8 +127,8 @@ func TestTSType(t *testing.T) {
 	}
 	for _, tc := range tsTypeCases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := TSType(json.RawMessage(tc.schema)); got != tc.want {
-				t.Errorf("TSType(%s)\n got %s\nwant %s", tc.schema, got, tc.want)
+			if got := renderTSType(json.RawMessage(tc.schema)); got != tc.want {
+				t.Errorf("renderTSType(%s)\n got %s\nwant %s", tc.schema, got, tc.want)
 			}
 		})
 	}
@@ -285,15 +285,15 @@ func TestTSDeclHostile(t *testing.T) {
 			if !strings.HasSuffix(got, "; isError?: boolean }>") || !tsBalanced(got) {
 				t.Errorf("not a whole declaration:\n%s", got)
 			}
-			if s := TSType(tc.tool.InputSchema); len(s) > MaxTSDeclBytes || !tsBalanced(s) {
-				t.Errorf("TSType: %d bytes, balanced: %v", len(s), tsBalanced(s))
+			if s := renderTSType(tc.tool.InputSchema); len(s) > MaxTSDeclBytes || !tsBalanced(s) {
+				t.Errorf("renderTSType: %d bytes, balanced: %v", len(s), tsBalanced(s))
 			}
 		})
 	}
 }
 
 // FuzzTSDecl: no schema makes TSDecl panic, pass its bound, or leave
-// brackets open; the same schema never makes NewValidator panic.
+// brackets open; the same schema never makes newArgsValidator panic.
 func FuzzTSDecl(f *testing.F) {
 	for _, tc := range tsTypeCases {
 		f.Add(tc.schema)
@@ -303,7 +303,7 @@ func FuzzTSDecl(f *testing.F) {
 		if len(got) > MaxTSDeclBytes || !tsBalanced(got) {
 			t.Errorf("TSDecl(%q) = %d bytes, balanced %v:\n%s", schema, len(got), tsBalanced(got), got)
 		}
-		v, _ := NewValidator([]wire.Tool{{Server: "s", Name: "t", InputSchema: json.RawMessage(schema)}})
+		v, _ := newArgsValidator([]wire.Tool{{Server: "s", Name: "t", InputSchema: json.RawMessage(schema)}})
 		_ = v.Validate("s", "t", []byte(`{"a":[1,"x",{"b":null}],"c":1.5}`))
 	})
 }

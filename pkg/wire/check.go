@@ -5,25 +5,17 @@ import (
 	"fmt"
 )
 
-// Sentinels for what CheckArgs and CheckResult find.
-var (
-	// ErrTooLarge: past a size cap (bytes, values or nesting).
-	ErrTooLarge = errors.New("too large")
-	// ErrNotObject: valid JSON, but not the JSON object the protocol needs.
-	ErrNotObject = errors.New("not a JSON object")
-)
-
 // CheckArgs checks one call's arguments as they cross from the worker: a JSON
-// object of at most MaxArgBytes bytes, MaxArgValues values and MaxResultDepth
+// object of at most MaxArgBytes bytes, MaxArgValues values and MaxJSONDepth
 // levels. The worker checks before sending and the parent checks again on
 // receipt; both use this function, so they never disagree.
 func (l Limits) CheckArgs(b []byte) error {
 	if len(b) > l.MaxArgBytes {
 		return fmt.Errorf("%w: arguments are %d bytes of JSON, above the cap of %d", ErrTooLarge, len(b), l.MaxArgBytes)
 	}
-	if _, err := ScanJSON(b, l.MaxArgValues, l.MaxResultDepth); err != nil {
+	if _, err := ScanJSON(b, l.MaxArgValues, l.MaxJSONDepth); err != nil {
 		if errors.Is(err, ErrTooManyValues) || errors.Is(err, ErrTooDeep) {
-			return fmt.Errorf("%w: arguments: %v (caps: %d values, %d levels)", ErrTooLarge, err, l.MaxArgValues, l.MaxResultDepth)
+			return fmt.Errorf("%w: arguments: %v (caps: %d values, %d levels)", ErrTooLarge, err, l.MaxArgValues, l.MaxJSONDepth)
 		}
 		return fmt.Errorf("arguments: %w", err)
 	}
@@ -34,14 +26,14 @@ func (l Limits) CheckArgs(b []byte) error {
 }
 
 // CheckResult checks a tool's result before it goes into a program: a JSON
-// object of at most MaxResultBytes bytes and MaxResultDepth levels.
+// object of at most MaxResultBytes bytes and MaxJSONDepth levels.
 func (l Limits) CheckResult(b []byte) error {
 	if int64(len(b)) > l.MaxResultBytes {
-		return fmt.Errorf("%w: the result is %d bytes of JSON, above this run's cap of %d (a third of its memory)", ErrTooLarge, len(b), l.MaxResultBytes)
+		return fmt.Errorf("%w: the result is %d bytes of JSON, above this run's cap of %d (at most its memory / %d)", ErrTooLarge, len(b), l.MaxResultBytes, ResultMemoryShare)
 	}
-	if _, err := ScanJSON(b, 0, l.MaxResultDepth); err != nil {
+	if _, err := ScanJSON(b, 0, l.MaxJSONDepth); err != nil {
 		if errors.Is(err, ErrTooDeep) {
-			return fmt.Errorf("%w: the result: %v (cap %d levels)", ErrTooLarge, err, l.MaxResultDepth)
+			return fmt.Errorf("%w: the result: %v (cap %d levels)", ErrTooLarge, err, l.MaxJSONDepth)
 		}
 		return fmt.Errorf("the result: %w", err)
 	}
@@ -56,9 +48,9 @@ func (l Limits) CheckInput(b []byte) error {
 	if len(b) > MaxInputBytes {
 		return fmt.Errorf("%w: input is %d bytes of JSON, above the cap of %d", ErrTooLarge, len(b), MaxInputBytes)
 	}
-	if _, err := ScanJSON(b, 0, l.MaxResultDepth); err != nil {
+	if _, err := ScanJSON(b, 0, l.MaxJSONDepth); err != nil {
 		if errors.Is(err, ErrTooDeep) {
-			return fmt.Errorf("%w: input: %v (cap %d levels)", ErrTooLarge, err, l.MaxResultDepth)
+			return fmt.Errorf("%w: input: %v (cap %d levels)", ErrTooLarge, err, l.MaxJSONDepth)
 		}
 		return fmt.Errorf("input: %w", err)
 	}

@@ -11,11 +11,11 @@ import (
 // smallLimits are normalized limits whose caps are easy to hit exactly.
 func smallLimits(t *testing.T) wire.Limits {
 	t.Helper()
-	l, err := wire.Limits{MaxArgBytes: 100, MaxArgValues: 5, MaxResultDepth: 3, MaxResultBytes: 100}.Normalize()
+	l, err := wire.Limits{MaxArgBytes: 100, MaxArgValues: 5, MaxJSONDepth: 3, MaxResultBytes: 100}.Normalize()
 	if err != nil {
 		t.Fatalf("Normalize: %v", err)
 	}
-	if l.MaxArgBytes != 100 || l.MaxArgValues != 5 || l.MaxResultDepth != 3 || l.MaxResultBytes != 100 {
+	if l.MaxArgBytes != 100 || l.MaxArgValues != 5 || l.MaxJSONDepth != 3 || l.MaxResultBytes != 100 {
 		t.Fatalf("Normalize changed the small caps: %+v", l)
 	}
 	return l
@@ -112,13 +112,13 @@ func TestCheckArgsDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deep := strings.Repeat(`{"a":`, wire.DefaultMaxResultDepth) + "1" + strings.Repeat("}", wire.DefaultMaxResultDepth)
+	deep := strings.Repeat(`{"a":`, wire.DefaultMaxJSONDepth) + "1" + strings.Repeat("}", wire.DefaultMaxJSONDepth)
 	if err := l.CheckArgs([]byte(deep)); err != nil {
-		t.Fatalf("depth %d with the default limits: %v", wire.DefaultMaxResultDepth, err)
+		t.Fatalf("depth %d with the default limits: %v", wire.DefaultMaxJSONDepth, err)
 	}
 	deeper := "{\"a\":" + deep + "}"
 	if err := l.CheckArgs([]byte(deeper)); !errors.Is(err, wire.ErrTooLarge) {
-		t.Fatalf("depth %d with the default limits: %v, want ErrTooLarge", wire.DefaultMaxResultDepth+1, err)
+		t.Fatalf("depth %d with the default limits: %v, want ErrTooLarge", wire.DefaultMaxJSONDepth+1, err)
 	}
 	many := "{\"a\":[" + strings.Repeat("0,", wire.DefaultMaxArgValues-2) + "0]}" // object, array and values-1 numbers: one too many
 	if err := l.CheckArgs([]byte(many)); !errors.Is(err, wire.ErrTooLarge) {
@@ -207,7 +207,7 @@ func TestCheckInput(t *testing.T) {
 	if err := l.CheckInput(over); !errors.Is(err, wire.ErrTooLarge) {
 		t.Fatalf("input of MaxInputBytes+1: %v, want ErrTooLarge", err)
 	}
-	// Depth is held to MaxResultDepth; how the error is classed is not
+	// Depth is held to MaxJSONDepth; how the error is classed is not
 	// asserted here (it wraps ErrTooDeep, not ErrTooLarge).
 	if err := l.CheckInput([]byte(`[[[1]]]`)); err != nil {
 		t.Fatalf("input at the depth cap: %v", err)

@@ -2,7 +2,6 @@ package wire
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 )
 
@@ -12,16 +11,27 @@ type JSONStats struct {
 	Depth  int // deepest nesting of arrays/objects: `1` and `"x"` are 0, `[]` and `{}` are 1, `[[1]]` is 2
 }
 
-// Errors returned by ScanJSON wrap exactly one of these; test with errors.Is.
-var (
-	ErrJSONInvalid   = errors.New("invalid JSON")
-	ErrTooManyValues = errors.New("too many JSON values")
-	ErrTooDeep       = errors.New("JSON nested too deeply")
-)
+// JSONError is every error ScanJSON returns: which sentinel, and the byte
+// offset where it was found (errors.As gives the offset, for a message that
+// points at a line and column).
+type JSONError struct {
+	Err    error // ErrJSONInvalid, ErrTooManyValues or ErrTooDeep
+	Offset int   // the offset in b of the byte that broke the rule or the limit
+	Detail string
+}
+
+// Error is "wire: SENTINEL at byte OFFSET: DETAIL".
+func (e *JSONError) Error() string {
+	return fmt.Sprintf("wire: %v at byte %d: %s", e.Err, e.Offset, e.Detail)
+}
+
+// Unwrap gives the sentinel.
+func (e *JSONError) Unwrap() error { return e.Err }
 
 // ScanJSON checks that b holds exactly one JSON value (RFC 8259, whitespace around it allowed) and measures it,
 // in one pass without recursion, stopping as soon as maxValues or maxDepth would be exceeded (a value <= 0 means no limit).
-// Errors wrap one of the sentinels above and say the byte offset, e.g. "wire: invalid JSON at byte 17: ...".
+// Errors are a *JSONError, wrapping ErrJSONInvalid, ErrTooManyValues or ErrTooDeep and saying the byte offset, e.g.
+// "wire: invalid JSON at byte 17: ...".
 //
 // It accepts exactly the texts that encoding/json.Valid accepts, with one exception: Valid also rejects nesting
 // deeper than 10000, which ScanJSON leaves to maxDepth. In particular, as with Valid, bytes that are not valid
@@ -63,7 +73,7 @@ func ScanJSON(b []byte, maxValues, maxDepth int) (JSONStats, error) {
 			}
 			values++
 			if maxValues > 0 && values > maxValues {
-				return JSONStats{}, fmt.Errorf("wire: %w at byte %d: more than %d", ErrTooManyValues, i, maxValues)
+				return JSONStats{}, &JSONError{Err: ErrTooManyValues, Offset: i, Detail: fmt.Sprintf("more than %d", maxValues)}
 			}
 			switch c {
 			case '"':
@@ -73,7 +83,7 @@ func ScanJSON(b []byte, maxValues, maxDepth int) (JSONStats, error) {
 				state = stAfter
 			case '{', '[':
 				if maxDepth > 0 && depth >= maxDepth {
-					return JSONStats{}, fmt.Errorf("wire: %w at byte %d: deeper than %d", ErrTooDeep, i, maxDepth)
+					return JSONStats{}, &JSONError{Err: ErrTooDeep, Offset: i, Detail: fmt.Sprintf("deeper than %d", maxDepth)}
 				}
 				w, bit := depth>>6, uint64(1)<<(depth&63)
 				if w == len(stack) {
@@ -277,7 +287,7 @@ func jsonInvalid(b []byte, i int, context string) error {
 	if context != "" {
 		what += " " + context
 	}
-	return fmt.Errorf("wire: %w at byte %d: %s", ErrJSONInvalid, i, what)
+	return &JSONError{Err: ErrJSONInvalid, Offset: i, Detail: what}
 }
 
 func jsonIsDigit(c byte) bool { return c >= '0' && c <= '9' }

@@ -17,7 +17,8 @@ const (
 	MaxTimeout = 10 * time.Minute
 
 	// DefaultMemory is the QuickJS heap limit: plenty for shaping tool results,
-	// small enough that 16 concurrent runs fit a small host.
+	// small enough that a gateway's programs running at once (16,
+	// mcpgw.MaxRunningPrograms) fit a small host.
 	DefaultMemory = 64 << 20
 	// MinMemory is the smallest heap that still runs the prelude and a program.
 	MinMemory = 4 << 20
@@ -40,9 +41,11 @@ const (
 	DefaultMaxArgBytes  = 4 << 20
 	DefaultMaxArgValues = 100_000
 
-	// DefaultMaxResultDepth bounds a result's nesting: JSON.parse in a 1 MiB
-	// JS stack handles it with room to spare.
-	DefaultMaxResultDepth = 2000
+	// DefaultMaxJSONDepth bounds the nesting of every JSON value that crosses
+	// into or out of a program: a call's arguments, a result, the input.
+	// JSON.parse and JSON.stringify in a 1 MiB JS stack handle it with room
+	// to spare.
+	DefaultMaxJSONDepth = 2000
 	// ResultMemoryShare: a result may take at most memory/ResultMemoryShare
 	// bytes of JSON, so parsing it (about twice its size as JS values) still
 	// leaves the program room to use it.
@@ -70,15 +73,34 @@ const (
 	OutputHeadChars = 8000
 	OutputTailChars = 8000
 
-	// StopGrace is how long a worker has to end after a stop, or to exit
-	// after its end, before its process group is killed.
-	StopGrace = 2 * time.Second
-
 	// MaxErrorChars bounds the name, message and stack of a thrown error.
 	MaxErrorChars = 8000
+)
 
-	// MaxWorkersPerHost is how many workers may run at once on one host.
-	MaxWorkersPerHost = 16
+// The bounds Normalize holds each field of Limits to, beyond the ones above.
+const (
+	// minStack and maxStack bound the JS stack a run may set: at most half
+	// the worker thread's 8 MiB C stack keeps an overflow a RangeError,
+	// never a SIGSEGV (see DefaultStack).
+	minStack = 64 << 10
+	maxStack = 8 << 20 / 2
+	// maxInFlightLimit bounds MaxInFlight: every call in flight is a
+	// goroutine and a lane slot in the parent.
+	maxInFlightLimit = 1024
+	// maxArgValuesLimit bounds MaxArgValues: checking and validating the
+	// arguments costs time per value.
+	maxArgValuesLimit = 10_000_000
+	// maxJSONDepthLimit bounds MaxJSONDepth: encoding/json refuses nesting
+	// deeper than 10,000, so the parent could not decode more.
+	maxJSONDepthLimit = 10_000
+	// frameHeadroom is what a frame needs beside its payload (the length,
+	// the type and the JSON header): arguments may take MaxWorkerFrame less
+	// this, and a result frame is its result plus this.
+	frameHeadroom = 64 << 10
+	// endHeadroom is kept beside the returned value in an end frame: its
+	// header carries the error's name, message and stack (MaxErrorChars
+	// characters each, escaped as JSON), with room to spare.
+	endHeadroom = 4 << 20
 )
 
 // Limits are the limits of one run, sent to the worker in the start frame and
@@ -91,7 +113,7 @@ type Limits struct {
 	MaxArgBytes    int   `json:"maxArgBytes"`
 	MaxArgValues   int   `json:"maxArgValues"`
 	MaxResultBytes int64 `json:"maxResultBytes"`
-	MaxResultDepth int   `json:"maxResultDepth"`
+	MaxJSONDepth   int   `json:"maxJsonDepth"`
 	MaxReturnBytes int   `json:"maxReturnBytes"`
 }
 
@@ -100,7 +122,7 @@ func (l Limits) Timeout() time.Duration { return time.Duration(l.TimeoutMs) * ti
 
 // Normalize fills zero fields with defaults and checks every field against its
 // bounds. The error wraps ErrBadLimits and names the field, the value and the
-// allowed range. The result bytes default to a third of the memory.
+// allowed range. The result bytes default to the memory / ResultMemoryShare.
 func (l Limits) Normalize() (Limits, error) {
 	def64 := func(v *int64, d int64) {
 		if *v == 0 {
@@ -119,7 +141,7 @@ func (l Limits) Normalize() (Limits, error) {
 	def(&l.MaxArgBytes, DefaultMaxArgBytes)
 	def(&l.MaxArgValues, DefaultMaxArgValues)
 	def64(&l.MaxResultBytes, l.MemoryBytes/ResultMemoryShare)
-	def(&l.MaxResultDepth, DefaultMaxResultDepth)
+	def(&l.MaxJSONDepth, DefaultMaxJSONDepth)
 	def(&l.MaxReturnBytes, DefaultMaxReturnBytes)
 
 	checks := []struct {
@@ -130,13 +152,13 @@ func (l Limits) Normalize() (Limits, error) {
 	}{
 		{"timeout", l.TimeoutMs, MinTimeout.Milliseconds(), MaxTimeout.Milliseconds(), "ms"},
 		{"memory", l.MemoryBytes, MinMemory, MaxMemory, "bytes"},
-		{"stack", l.StackBytes, 64 << 10, 8 << 20 / 2, "bytes"},
-		{"calls in flight", int64(l.MaxInFlight), 1, 1024, ""},
-		{"argument bytes", int64(l.MaxArgBytes), 2, MaxWorkerFrame - 64<<10, "bytes"},
-		{"argument values", int64(l.MaxArgValues), 1, 10_000_000, ""},
+		{"stack", l.StackBytes, minStack, maxStack, "bytes"},
+		{"calls in flight", int64(l.MaxInFlight), 1, maxInFlightLimit, ""},
+		{"argument bytes", int64(l.MaxArgBytes), 2, MaxWorkerFrame - frameHeadroom, "bytes"},
+		{"argument values", int64(l.MaxArgValues), 1, maxArgValuesLimit, ""},
 		{"result bytes", l.MaxResultBytes, 2, l.MemoryBytes / ResultMemoryShare, "bytes"},
-		{"result depth", int64(l.MaxResultDepth), 1, 10_000, ""},
-		{"returned value bytes", int64(l.MaxReturnBytes), 4, MaxWorkerFrame - 4<<20, "bytes"},
+		{"JSON depth", int64(l.MaxJSONDepth), 1, maxJSONDepthLimit, ""},
+		{"returned value bytes", int64(l.MaxReturnBytes), 4, MaxWorkerFrame - endHeadroom, "bytes"},
 	}
 	for _, c := range checks {
 		if c.v < c.min || c.v > c.max {
@@ -152,4 +174,4 @@ func (l Limits) Normalize() (Limits, error) {
 
 // ResultFrameCap is the largest frame the worker accepts once it knows its
 // limits: the largest result plus room for the header.
-func (l Limits) ResultFrameCap() int { return int(l.MaxResultBytes) + 64<<10 }
+func (l Limits) ResultFrameCap() int { return int(l.MaxResultBytes) + frameHeadroom }

@@ -23,7 +23,7 @@ func TestNormalizeDefaults(t *testing.T) {
 		MaxArgBytes:    wire.DefaultMaxArgBytes,
 		MaxArgValues:   wire.DefaultMaxArgValues,
 		MaxResultBytes: wire.DefaultMemory / wire.ResultMemoryShare,
-		MaxResultDepth: wire.DefaultMaxResultDepth,
+		MaxJSONDepth:   wire.DefaultMaxJSONDepth,
 		MaxReturnBytes: wire.DefaultMaxReturnBytes,
 	}
 	if got != want {
@@ -33,7 +33,7 @@ func TestNormalizeDefaults(t *testing.T) {
 	literal := wire.Limits{
 		TimeoutMs: 30_000, MemoryBytes: 64 << 20, StackBytes: 1 << 20, MaxInFlight: 16,
 		MaxArgBytes: 4 << 20, MaxArgValues: 100_000, MaxResultBytes: (64 << 20) / 3,
-		MaxResultDepth: 2000, MaxReturnBytes: 20 << 20,
+		MaxJSONDepth: 2000, MaxReturnBytes: 20 << 20,
 	}
 	if got != literal {
 		t.Fatalf("Normalize(zero) =\n %+v\nwant the documented\n %+v", got, literal)
@@ -50,7 +50,7 @@ func TestNormalizeDefaults(t *testing.T) {
 func TestNormalizeKeepsSetFields(t *testing.T) {
 	in := wire.Limits{
 		TimeoutMs: 1234, MemoryBytes: 9 << 20, StackBytes: 256 << 10, MaxInFlight: 3,
-		MaxArgBytes: 1000, MaxArgValues: 77, MaxResultBytes: 500, MaxResultDepth: 12, MaxReturnBytes: 999,
+		MaxArgBytes: 1000, MaxArgValues: 77, MaxResultBytes: 500, MaxJSONDepth: 12, MaxReturnBytes: 999,
 	}
 	got, err := in.Normalize()
 	if err != nil || got != in {
@@ -101,8 +101,8 @@ func limitFields() []limitField {
 			func(l *wire.Limits, v int64) { l.MaxArgValues = int(v) }, func(l wire.Limits) int64 { return int64(l.MaxArgValues) }},
 		{"result bytes", "bytes", 2, defaultResultMax, false,
 			func(l *wire.Limits, v int64) { l.MaxResultBytes = v }, func(l wire.Limits) int64 { return l.MaxResultBytes }},
-		{"result depth", "", 1, 10_000, true,
-			func(l *wire.Limits, v int64) { l.MaxResultDepth = int(v) }, func(l wire.Limits) int64 { return int64(l.MaxResultDepth) }},
+		{"JSON depth", "", 1, 10_000, true,
+			func(l *wire.Limits, v int64) { l.MaxJSONDepth = int(v) }, func(l wire.Limits) int64 { return int64(l.MaxJSONDepth) }},
 		{"returned value bytes", "bytes", 4, 21 << 20, true,
 			func(l *wire.Limits, v int64) { l.MaxReturnBytes = int(v) }, func(l wire.Limits) int64 { return int64(l.MaxReturnBytes) }},
 	}
@@ -183,10 +183,10 @@ func TestNormalizeBoundaries(t *testing.T) {
 		{MemoryBytes: wire.MinMemory, MaxResultBytes: wire.MinMemory / 3},
 		{MemoryBytes: wire.MinMemory, MaxResultBytes: 2},
 		{TimeoutMs: wire.MinTimeout.Milliseconds(), MemoryBytes: wire.MinMemory, StackBytes: 64 << 10, MaxInFlight: 1,
-			MaxArgBytes: 2, MaxArgValues: 1, MaxResultBytes: 2, MaxResultDepth: 1, MaxReturnBytes: 4},
+			MaxArgBytes: 2, MaxArgValues: 1, MaxResultBytes: 2, MaxJSONDepth: 1, MaxReturnBytes: 4},
 		{TimeoutMs: wire.MaxTimeout.Milliseconds(), MemoryBytes: wire.MaxMemory, StackBytes: 4 << 20, MaxInFlight: 1024,
 			MaxArgBytes: wire.MaxWorkerFrame - 64<<10, MaxArgValues: 10_000_000, MaxResultBytes: wire.MaxMemory / 3,
-			MaxResultDepth: 10_000, MaxReturnBytes: wire.MaxWorkerFrame - 4<<20},
+			MaxJSONDepth: 10_000, MaxReturnBytes: wire.MaxWorkerFrame - 4<<20},
 	} {
 		if got, err := l.Normalize(); err != nil {
 			t.Errorf("Normalize(%+v) = %v", l, err)
@@ -263,5 +263,19 @@ func TestLimitsFitWorkerFrame(t *testing.T) {
 		Error: &wire.ErrorInfo{Name: strings.Repeat("\u2028", wire.MaxErrorChars), Message: strings.Repeat("\x01", wire.MaxErrorChars), Stack: strings.Repeat("<", wire.MaxErrorChars)}})
 	if n := 5 + int64(len(end)) + retMax; n > wire.MaxWorkerFrame {
 		t.Errorf("an end frame with the largest value is %d bytes, above MaxWorkerFrame %d", n, wire.MaxWorkerFrame)
+	}
+}
+
+// TestStatusFromWorker: a worker may report every ending but crashed.
+func TestStatusFromWorker(t *testing.T) {
+	for _, s := range []wire.Status{wire.StatusReturned, wire.StatusThrew, wire.StatusStalled, wire.StatusTimedOut, wire.StatusOutOfMemory, wire.StatusStopped} {
+		if !s.FromWorker() {
+			t.Errorf("%s: a worker may report it", s)
+		}
+	}
+	for _, s := range []wire.Status{wire.StatusCrashed, "", "returned ", "RETURNED"} {
+		if s.FromWorker() {
+			t.Errorf("%q: a worker may not report it", s)
+		}
 	}
 }

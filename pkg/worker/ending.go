@@ -32,7 +32,9 @@ type OutputText struct {
 type Crash struct {
 	Rule   Rule   `json:"rule"`
 	Detail string `json:"detail"`
-	Stderr string `json:"stderr,omitempty"` // the tail of the worker's stderr
+	// Stderr is the head and the tail of the worker's stderr (stderrKeep
+	// bytes each; what was cut between them is counted in a line there).
+	Stderr string `json:"stderr,omitempty"`
 }
 
 // OK reports whether the program returned a value.

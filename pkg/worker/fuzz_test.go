@@ -55,7 +55,7 @@ func FuzzProgram(f *testing.F) {
 			b, _ := json.MarshalIndent(e, "", "  ")
 			t.Fatalf("program %q crashed its worker:\n%s", code, b)
 		}
-		if !wire.WorkerStatuses[e.Status] {
+		if !e.Status.FromWorker() {
 			t.Fatalf("unknown status %q", e.Status)
 		}
 		if e.Status == wire.StatusReturned && !json.Valid(e.Value) {

@@ -8,10 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-
-	"golang.org/x/sys/unix"
-
-	"github.com/run-js-server/run-js-server/pkg/wire"
+	"time"
 )
 
 // MaxSpares bounds Config.Spares: each spare is an idle process of a few MiB.
@@ -39,7 +36,7 @@ var ErrClosed = errors.New("launcher closed")
 // NewLauncher returns a Launcher for cfg and starts filling its spares.
 func NewLauncher(cfg Config) (*Launcher, error) {
 	if len(cfg.Command) == 0 {
-		cmd, err := DefaultCommand()
+		cmd, err := defaultCommand()
 		if err != nil {
 			return nil, err
 		}
@@ -55,7 +52,7 @@ func NewLauncher(cfg Config) (*Launcher, error) {
 		cfg.Command = append([]string{abs}, cfg.Command[1:]...)
 	}
 	if cfg.Grace <= 0 {
-		cfg.Grace = wire.StopGrace
+		cfg.Grace = DefaultGrace
 	}
 	if cfg.Spares < 0 || cfg.Spares > MaxSpares {
 		return nil, fmt.Errorf("%w: spares %d; allowed 0 to %d", ErrBadRequest, cfg.Spares, MaxSpares)
@@ -65,15 +62,19 @@ func NewLauncher(cfg Config) (*Launcher, error) {
 	return l, nil
 }
 
+// Grace is how long its runs' workers have to end after a stop or their
+// end before their process groups are killed: Config.Grace, or DefaultGrace.
+func (l *Launcher) Grace() time.Duration { return l.cfg.Grace }
+
 // WorkerBinary is the name of the worker-only binary that scripts/build.sh
 // builds beside run-js-server.
 const WorkerBinary = "run-js-worker"
 
-// DefaultCommand is how workers start when Config.Command is empty: the
+// defaultCommand is how workers start when Config.Command is empty: the
 // worker-only binary when it sits beside this executable (it starts faster
 // and smaller: it links only the isolate), else this executable itself in
 // --worker-fd mode.
-func DefaultCommand() ([]string, error) {
+func defaultCommand() ([]string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("%w: find own executable: %v", ErrSpawn, err)
@@ -103,7 +104,7 @@ func (l *Launcher) Start(ctx context.Context, req Request) (*Run, error) {
 		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
 	}
 	if req.RunID == "" {
-		req.RunID = NewRunID()
+		req.RunID = newRunID()
 	}
 	p, err := l.take()
 	if err != nil {
@@ -132,7 +133,7 @@ func (l *Launcher) take() (*proc, error) {
 	for len(l.spares) > 0 && p == nil {
 		p = l.spares[0]
 		l.spares = l.spares[1:]
-		if !p.alive() {
+		if exited(p.cmd.Process.Pid) {
 			go p.discard() // died while waiting (killed from outside): reap it elsewhere
 			p = nil
 		}
@@ -180,13 +181,6 @@ func (l *Launcher) Close() {
 	for _, p := range spares {
 		p.discard()
 	}
-}
-
-// alive reports whether a spare's process is still running, without reaping.
-func (p *proc) alive() bool {
-	var info unix.Siginfo
-	err := unix.Waitid(unix.P_PID, p.cmd.Process.Pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
-	return err == nil && info.Signo == 0
 }
 
 // discard kills an unused worker's group, reaps it and removes its directory.

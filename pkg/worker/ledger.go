@@ -3,6 +3,7 @@ package worker
 import (
 	"sort"
 	"time"
+	"unicode/utf8"
 
 	"github.com/run-js-server/run-js-server/pkg/wire"
 )
@@ -46,8 +47,8 @@ type Calls struct {
 	ByTool     map[string]int `json:"byTool"`   // "server.tool" → calls
 	Unseen     []UnseenCall   `json:"unseen"`   // up to MaxUnseenListed, oldest first
 	UnseenMore int            `json:"unseenMore"`
-	NeverSent  int            `json:"neverSent"`
-	QueuedMs   int64          `json:"queuedMs"` // time all calls spent waiting in their servers' lanes // never sent to a tool: still waiting inside the program, or still queued in a lane, when the run ended
+	NeverSent  int            `json:"neverSent"` // never sent to a tool: still waiting inside the program, or still queued in a lane, when the run ended
+	QueuedMs   int64          `json:"queuedMs"`  // time all calls spent waiting in their servers' lanes
 }
 
 type ledgerEntry struct {
@@ -60,7 +61,9 @@ type ledgerEntry struct {
 
 // ledger records every call of a run in the parent, from what the parent
 // itself saw; the worker's end frame can only add which answers it did not
-// take. Owned by the supervising goroutine.
+// take. It is not safe for concurrent use: the reader (add), the call
+// goroutines (answer, notSent), finish and the progress readers (record)
+// share it under supervisor.mu.
 type ledger struct {
 	entries map[uint64]*ledgerEntry
 	order   []uint64
@@ -152,15 +155,13 @@ func (l *ledger) record(neverSent int) Calls {
 }
 
 // cutArgs renders arguments for the ledger: their JSON (compact, as the
-// prelude's JSON.stringify made it) cut to MaxLedgerArgChars characters.
+// prelude's JSON.stringify made it) cut to MaxLedgerArgChars characters, as
+// valid UTF-8 (a byte that is not UTF-8 is U+FFFD).
 func cutArgs(args []byte) string {
-	cut := len(args) > MaxLedgerArgChars*4 // 4 bytes is the longest rune
-	if cut {
-		args = args[:MaxLedgerArgChars*4]
+	// More bytes than the cap's characters can take, so a cut here still
+	// leaves more than the cap, and CutChars marks it.
+	if n := (MaxLedgerArgChars + 1) * utf8.UTFMax; len(args) > n {
+		args = args[:n]
 	}
-	r := []rune(string(args))
-	if cut || len(r) > MaxLedgerArgChars {
-		return string(r[:min(len(r), MaxLedgerArgChars-1)]) + "…"
-	}
-	return string(r)
+	return wire.CutChars(string([]rune(string(args))), MaxLedgerArgChars)
 }

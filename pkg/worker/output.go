@@ -5,7 +5,7 @@ import (
 	"unicode/utf8"
 )
 
-// Output keeps the head and tail of a stream of text and counts what it cut between them. Not safe for concurrent use.
+// outputKeeper keeps the head and tail of a stream of text and counts what it cut between them. Not safe for concurrent use.
 //
 // Lengths are in characters as JavaScript's `length` counts them, UTF-16 code units: a rune above U+FFFF counts 2,
 // every other rune 1. Each Append's text is decoded on its own, and each byte that is not part of valid UTF-8 is
@@ -15,7 +15,7 @@ import (
 // pair nor after a Skip; the tail is the longest suffix of at most tailChars characters that starts neither inside a
 // pair nor before a Skip nor inside the head. A pair that would straddle either boundary is cut whole (2 characters).
 // Memory stays O(headChars+tailChars) whatever is appended, and Append costs O(len(text)) amortized.
-type Output struct {
+type outputKeeper struct {
 	headMax, tailMax int
 
 	head       []byte // valid UTF-8: the start of the stream
@@ -35,10 +35,10 @@ type Output struct {
 // outputMaxChars bounds headChars and tailChars so that sums of them cannot overflow.
 const outputMaxChars = 1 << 40
 
-// NewOutput returns an empty Output that keeps at most headChars characters of head and tailChars of tail.
+// newOutputKeeper returns an empty outputKeeper that keeps at most headChars characters of head and tailChars of tail.
 // Negative sizes count as 0.
-func NewOutput(headChars, tailChars int) *Output {
-	o := &Output{
+func newOutputKeeper(headChars, tailChars int) *outputKeeper {
+	o := &outputKeeper{
 		headMax: min(max(headChars, 0), outputMaxChars),
 		tailMax: min(max(tailChars, 0), outputMaxChars),
 	}
@@ -47,7 +47,7 @@ func NewOutput(headChars, tailChars int) *Output {
 }
 
 // Append adds text to the stream.
-func (o *Output) Append(text string) {
+func (o *outputKeeper) Append(text string) {
 	for i := 0; i < len(text); {
 		if !o.headClosed {
 			// ASCII run: as much as fits in the head at once.
@@ -99,7 +99,7 @@ func (o *Output) Append(text string) {
 }
 
 // appendRest adds s, valid UTF-8 of the given length in characters, to rest.
-func (o *Output) appendRest(s string, units int) {
+func (o *outputKeeper) appendRest(s string, units int) {
 	o.total += int64(units)
 	if keep := o.tailMax + 1; units >= keep {
 		// s alone holds the tail: keep its shortest suffix of at least keep characters.
@@ -121,7 +121,7 @@ func (o *Output) appendRest(s string, units int) {
 
 // trim drops runes from the front of rest, when it has grown to about twice what the tail needs, down to the
 // shortest suffix of at least tailMax+1 characters. Growing by that much between trims makes the copy amortized O(1).
-func (o *Output) trim() {
+func (o *outputKeeper) trim() {
 	keep := o.tailMax + 1
 	if o.restUnits <= 2*keep+64 {
 		return
@@ -138,7 +138,7 @@ func (o *Output) trim() {
 
 // drop removes runes from the count of rest, from its front, while at least keep characters remain, and
 // returns how many bytes they take.
-func (o *Output) drop(keep int) int {
+func (o *outputKeeper) drop(keep int) int {
 	j := 0
 	for {
 		size, w := outputRuneLen(o.rest[j])
@@ -156,7 +156,7 @@ func (o *Output) drop(keep int) int {
 // If the head is not yet full, it closes: later text goes only to the tail (so what is kept stays exact: the head is a true prefix of the stream).
 // Text appended before the Skip that is not in the head is cut too, since the tail must end the stream.
 // Skip with n <= 0 does nothing.
-func (o *Output) Skip(n int) {
+func (o *outputKeeper) Skip(n int) {
 	if n <= 0 {
 		return
 	}
@@ -168,14 +168,14 @@ func (o *Output) Skip(n int) {
 }
 
 // Total is the number of characters appended or skipped since the last Take.
-func (o *Output) Total() int64 { return o.total }
+func (o *outputKeeper) Total() int64 { return o.total }
 
-// Take returns the kept text and the number of characters cut, and resets the Output to empty.
+// Take returns the kept text and the number of characters cut, and resets the outputKeeper to empty.
 // When nothing was cut the text is the whole stream; otherwise it is head + marker + tail, where the marker is
 // "\n[… N characters cut …]\n" (N in decimal, the marker itself not counted anywhere).
 // Nothing is cut when there was no Skip and the stream has at most headChars+tailChars characters; then cut is 0,
 // and otherwise it is at least 1. Always, head characters + tail characters + cut == Total().
-func (o *Output) Take() (text string, cut int64) {
+func (o *outputKeeper) Take() (text string, cut int64) {
 	if o.lost == 0 && o.headUnits+o.restUnits <= o.headMax+o.tailMax {
 		text = string(o.head) + string(o.rest)
 	} else {
@@ -188,7 +188,7 @@ func (o *Output) Take() (text string, cut int64) {
 		cut = o.total - int64(o.headUnits) - int64(tailUnits)
 		text = string(o.head) + "\n[… " + strconv.FormatInt(cut, 10) + " characters cut …]\n" + string(o.rest[j:])
 	}
-	*o = Output{
+	*o = outputKeeper{
 		headMax:    o.headMax,
 		tailMax:    o.tailMax,
 		head:       o.head[:0],

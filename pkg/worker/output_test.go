@@ -134,7 +134,7 @@ func outSplitKept(text string) (head string, cut int64, tail string, ok bool) {
 }
 
 // checkTake takes from o and checks the result against the model and against the contract's properties.
-func outCheckTake(t *testing.T, o *Output, m *outputModel) (string, int64) {
+func outCheckTake(t *testing.T, o *outputKeeper, m *outputModel) (string, int64) {
 	t.Helper()
 	wantTotal := m.total()
 	if got := o.Total(); got != wantTotal {
@@ -231,7 +231,7 @@ func TestOutput(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			o := NewOutput(tc.head, tc.tail)
+			o := newOutputKeeper(tc.head, tc.tail)
 			m := &outputModel{head: max(tc.head, 0), tail: max(tc.tail, 0)}
 			for _, op := range tc.ops {
 				o.Append(op.text)
@@ -264,7 +264,7 @@ func outTinyOps(alphabet string, times int) []outputOp {
 }
 
 func TestOutputTakeThenMore(t *testing.T) {
-	o := NewOutput(2, 2)
+	o := newOutputKeeper(2, 2)
 	o.Append("abcdef")
 	if text, cut := o.Take(); text != "ab"+outMarker(2)+"ef" || cut != 2 {
 		t.Fatalf("first Take = %q, %d", text, cut)
@@ -308,7 +308,7 @@ func TestOutputHugeAppend(t *testing.T) {
 		{"4 MB emoji", 11, 11, strings.Repeat("😀", 1<<20)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := NewOutput(tc.head, tc.tail)
+			o := newOutputKeeper(tc.head, tc.tail)
 			o.Append(tc.stream)
 			if kept := cap(o.head) + cap(o.rest); kept > 24*(tc.head+tc.tail)+1024 {
 				t.Fatalf("keeps %d bytes of buffer for head %d, tail %d", kept, tc.head, tc.tail)
@@ -346,7 +346,7 @@ func TestOutputHugeAppend(t *testing.T) {
 
 // TestOutputMemoryStaysBounded appends many small pieces and checks that the buffers do not grow.
 func TestOutputMemoryStaysBounded(t *testing.T) {
-	o := NewOutput(100, 100)
+	o := newOutputKeeper(100, 100)
 	for i := range 200_000 {
 		o.Append([]string{"abc", "é😀", "\xff", strings.Repeat("x", 300)}[i%4])
 		if kept := cap(o.head) + cap(o.rest); kept > 24*200+1024 {
@@ -356,7 +356,7 @@ func TestOutputMemoryStaysBounded(t *testing.T) {
 }
 
 func TestOutputAppendAllocs(t *testing.T) {
-	o := NewOutput(100, 100)
+	o := newOutputKeeper(100, 100)
 	o.Append(strings.Repeat("warm up é😀 ", 100))
 	allocs := testing.AllocsPerRun(100, func() { o.Append("some text é😀 and more\n") })
 	if allocs != 0 {
@@ -378,7 +378,7 @@ func FuzzOutput(f *testing.F) {
 	f.Add(uint8(1), uint8(1), []byte{0x07, 2, 0x07, 2, 0x05, 0x07, 2})
 	palette := []string{"a", "é", "😀", "\xff", "\xf0\x9f", "世", "\U0010FFFF", strings.Repeat("z", 40)}
 	f.Fuzz(func(t *testing.T, h, tl uint8, ops []byte) {
-		o := NewOutput(int(h%32), int(tl%32))
+		o := newOutputKeeper(int(h%32), int(tl%32))
 		m := &outputModel{head: int(h % 32), tail: int(tl % 32)}
 		for len(ops) > 0 {
 			op := ops[0]
@@ -417,7 +417,7 @@ func BenchmarkOutputAppend(b *testing.B) {
 		{"1MB-mixed", strings.Repeat("é世😀x", 1<<20/10)},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			o := NewOutput(10000, 10000)
+			o := newOutputKeeper(10000, 10000)
 			b.SetBytes(int64(len(bc.text)))
 			for b.Loop() {
 				o.Append(bc.text)

@@ -75,7 +75,7 @@ func (e *Ending) Text() string {
 			b.WriteString("\n")
 		}
 		if e.Crash != nil && e.Crash.Stderr != "" {
-			b.WriteString("worker stderr (tail):\n")
+			b.WriteString("worker stderr (head and tail):\n")
 			b.WriteString(strings.TrimRight(e.Crash.Stderr, "\n"))
 			b.WriteString("\n")
 		}

@@ -57,15 +57,15 @@ func TestEndingText(t *testing.T) {
 			name: "crashed with the worker's stderr",
 			e: Ending{Status: wire.StatusCrashed, DurationMs: 40,
 				Error: &wire.ErrorInfo{Name: "WorkerCrashed", Message: "worker broke the protocol (unknown_tool: a call must name a tool of the run's catalog): call 1 names \"x\".\"y\""},
-				Crash: &Crash{Rule: RuleUnknownTool, Detail: `call 1 names "x"."y"`, Stderr: "panic: boom\ngoroutine 1 [running]:\n"}},
+				Crash: &Crash{Rule: ruleUnknownTool, Detail: `call 1 names "x"."y"`, Stderr: "panic: boom\ngoroutine 1 [running]:\n"}},
 			want: "crashed: the worker running the program crashed (40 ms)\n" +
 				"error: WorkerCrashed: worker broke the protocol (unknown_tool: a call must name a tool of the run's catalog): call 1 names \"x\".\"y\"\n" +
-				"worker stderr (tail):\npanic: boom\ngoroutine 1 [running]:\n",
+				"worker stderr (head and tail):\npanic: boom\ngoroutine 1 [running]:\n",
 		},
 		{
 			name: "crashed with no stderr",
 			e: Ending{Status: wire.StatusCrashed, Error: &wire.ErrorInfo{Name: "WorkerCrashed", Message: "exit status 2"},
-				Crash: &Crash{Rule: RuleExitBeforeEnd, Detail: "exit status 2"}},
+				Crash: &Crash{Rule: ruleExitBeforeEnd, Detail: "exit status 2"}},
 			want: "crashed: the worker running the program crashed (0 ms)\nerror: WorkerCrashed: exit status 2\n",
 		},
 		{
@@ -138,7 +138,7 @@ func TestEndingTextOrder(t *testing.T) {
 	for _, e := range []Ending{
 		{Status: wire.StatusReturned, Value: json.RawMessage(`{"v":1}`)},
 		{Status: wire.StatusThrew, Error: &wire.ErrorInfo{Name: "Error", Message: "boom", Stack: "    at <program> (program.js:1:1)"}},
-		{Status: wire.StatusCrashed, Error: &wire.ErrorInfo{Name: "WorkerCrashed", Message: "boom"}, Crash: &Crash{Rule: RuleBadEnd, Stderr: "stderr tail"}},
+		{Status: wire.StatusCrashed, Error: &wire.ErrorInfo{Name: "WorkerCrashed", Message: "boom"}, Crash: &Crash{Rule: ruleBadEnd, Stderr: "stderr tail"}},
 	} {
 		e.Calls = Calls{Total: 1, ByTool: map[string]int{"a.b": 1}, Unseen: []UnseenCall{{ID: 1, Tool: "a.b", Args: `{}`, State: CallInFlight}}}
 		e.Output = OutputText{Text: "out\n", CutChars: 2}
@@ -150,7 +150,7 @@ func TestEndingTextOrder(t *testing.T) {
 			marks = append(marks, "\nerror: ")
 		}
 		if e.Crash != nil {
-			marks = append(marks, "\nworker stderr (tail):\nstderr tail\n")
+			marks = append(marks, "\nworker stderr (head and tail):\nstderr tail\n")
 		}
 		marks = append(marks, "\noutput (2 characters cut from the middle):\nout\n")
 		if !strings.HasPrefix(got, marks[0]) {

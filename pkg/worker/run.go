@@ -17,19 +17,25 @@ import (
 // Config says how runs start their workers. The zero value is ready to use.
 type Config struct {
 	// Command is the worker's program and arguments, used as is. Default:
-	// this executable with --worker-fd 3.
+	// run-js-worker (WorkerBinary) when it sits beside this executable, else
+	// this executable, with --worker-fd 3.
 	Command []string
 	// TempDir is where each worker's private directory is made; "" is
 	// os.TempDir().
 	TempDir string
 	// Grace is how long a worker has to end after a stop, and to exit after
-	// its end, before its process group is killed. Zero is wire.StopGrace.
+	// its end, before its process group is killed. Zero is DefaultGrace.
 	Grace time.Duration
 	// Spares is how many fresh workers a Launcher keeps spawned ahead of
 	// need (0 to MaxSpares). The package-level Start and Execute spawn per
 	// run and ignore it.
 	Spares int
 }
+
+// DefaultGrace is Config.Grace when it is zero: a worker that checks its
+// stop flag ends within milliseconds, so two seconds is only ever spent on
+// one stuck in a builtin that does not poll the interrupt handler.
+const DefaultGrace = 2 * time.Second
 
 // handshakeTimeout bounds the wait for a worker's hello: far above a cold
 // start on a loaded host (a few ms), far below any deadline worth having.
@@ -175,8 +181,8 @@ func (r *Run) Wait() *Ending {
 	return r.ending
 }
 
-// NewRunID returns a random, unguessable run id.
-func NewRunID() string {
+// newRunID returns a random, unguessable run id.
+func newRunID() string {
 	var b [9]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on Linux
 	return "run-" + hex.EncodeToString(b[:])
@@ -194,12 +200,12 @@ func checkRequest(req *Request) error {
 			return err
 		}
 	}
-	seen := make(map[string]bool, len(req.Catalog))
+	seen := make(map[wire.ToolKey]bool, len(req.Catalog))
 	for _, t := range req.Catalog {
 		if t.Server == "" || t.Name == "" || strings.ContainsRune(t.Server+t.Name, 0) {
 			return fmt.Errorf("catalog entry %q.%q: a server and a tool name must be non-empty and free of NUL", t.Server, t.Name)
 		}
-		k := t.Server + "\x00" + t.Name
+		k := t.Key()
 		if seen[k] {
 			return fmt.Errorf("catalog lists %s.%s twice", t.Server, t.Name)
 		}

@@ -6,9 +6,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // WorkerFD is the descriptor number of the socket in a worker process: the
@@ -32,12 +29,10 @@ type proc struct {
 // process group; SIGKILL when this thread of the parent dies. On any error
 // everything made so far is undone.
 func spawn(command []string, tempDir string) (p *proc, err error) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	parentEnd, childEnd, err := socketpair()
 	if err != nil {
 		return nil, fmt.Errorf("%w: socketpair: %v", ErrSpawn, err)
 	}
-	parentEnd := os.NewFile(uintptr(fds[0]), "worker")
-	childEnd := os.NewFile(uintptr(fds[1]), "parent")
 	defer childEnd.Close() // the child has its copy after Start
 	defer func() {
 		if err != nil {
@@ -51,7 +46,7 @@ func spawn(command []string, tempDir string) (p *proc, err error) {
 	}
 	defer func() {
 		if err != nil {
-			os.RemoveAll(dir)
+			_ = removeAll(dir)
 		}
 	}()
 
@@ -73,11 +68,7 @@ func spawn(command []string, tempDir string) (p *proc, err error) {
 	cmd.Stdout = nil // /dev/null: the socket carries everything
 	cmd.Stderr = stderrW
 	cmd.ExtraFiles = []*os.File{childEnd}
-	// Pdeathsig fires when the spawning *thread* exits (golang/go#27505), not
-	// only the process: never spawn from a goroutine that locks its thread
-	// and then exits. Go's own threads do not exit otherwise. The worker
-	// also exits at its socket's EOF, which covers the parent's death too.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = workerProcAttr()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%w: start %s: %v", ErrSpawn, command[0], err)
 	}
@@ -85,7 +76,7 @@ func spawn(command []string, tempDir string) (p *proc, err error) {
 	conn, err := net.FileConn(parentEnd)
 	parentEnd.Close() // FileConn dup'ed it
 	if err != nil {
-		_ = unix.Kill(-cmd.Process.Pid, unix.SIGKILL)
+		killGroup(cmd.Process.Pid)
 		_ = cmd.Wait()
 		return nil, fmt.Errorf("%w: socket: %v", ErrSpawn, err)
 	}

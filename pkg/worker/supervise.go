@@ -31,14 +31,14 @@ const drainWait = time.Second
 // frame arrived, a rule was broken, or the stream ended.
 type lifeEvent struct {
 	end       *endMsg
-	violation *Violation
+	violation *violation
 	readErr   error
 }
 
 // supervisor is the parent's side of one run.
 //
-// Who owns what: run (one goroutine) owns the process's lifecycle: the
-// timers, stop, kill, the verdict and the reaping. The reader goroutine reads
+// Who owns what: run (one goroutine: launch, then loop) owns the process's
+// lifecycle: the timers, stop, kill, the verdict and the reaping. The reader goroutine reads
 // every frame, checks it and, for a call, starts a goroutine that performs it
 // and writes its result straight back; that is the hot path, one hop from
 // the socket to the handler and back. The protocol state they share (checker,
@@ -66,7 +66,7 @@ type supervisor struct {
 	mu      sync.Mutex
 	check   *checker
 	ledger  *ledger
-	output  *Output
+	output  *outputKeeper
 	live    bool // results and output still go through: no end, stop or kill yet
 	dropped int  // calls made after a stop: never sent
 
@@ -90,7 +90,7 @@ func newSupervisor(ctx context.Context, cfg Config, req Request, p *proc, stopc 
 		stderr:  make(chan string, 1),
 		check:   newChecker(req.RunID, req.Limits, req.Catalog),
 		ledger:  newLedger(),
-		output:  NewOutput(wire.OutputHeadChars, wire.OutputTailChars),
+		output:  newOutputKeeper(wire.OutputHeadChars, wire.OutputTailChars),
 		live:    true,
 	}
 	s.deadline = s.started.Add(req.Limits.Timeout())
@@ -103,6 +103,13 @@ func newSupervisor(ctx context.Context, cfg Config, req Request, p *proc, stopc 
 // returns the ending. Every wait in it is bounded by a timer.
 func (s *supervisor) run() *Ending {
 	defer s.cancelCalls()
+	s.launch()
+	return s.loop()
+}
+
+// launch fixes the socket's deadlines, starts the exit waiter and the stderr
+// drain, sends the start frame and starts the reader.
+func (s *supervisor) launch() {
 	// Both deadlines are fixed for the run: set once, not per frame.
 	_ = s.p.conn.SetReadDeadline(s.hard.Add(s.cfg.Grace))
 	_ = s.p.conn.SetWriteDeadline(s.hard)
@@ -118,19 +125,32 @@ func (s *supervisor) run() *Ending {
 	}
 	buf, err := wire.AppendFrame(nil, wire.TypeStart, start, []byte(s.req.Code))
 	if err != nil {
-		s.crash(RuleUnexpected, fmt.Sprintf("cannot encode the start frame: %v", err))
+		s.crash(ruleUnexpected, fmt.Sprintf("cannot encode the start frame: %v", err))
 	} else {
 		// Taken here so the start goes out before any result can.
 		s.wmu.Lock()
 		go s.writeLocked(buf)
 	}
 	go s.read()
+}
 
+// lifeTimers are the timers loop arms as the run goes: a nil channel is a
+// timer not armed.
+type lifeTimers struct {
+	grace <-chan time.Time // the worker's grace after a stop or its end
+	stuck <-chan time.Time // exitWait after SIGKILL
+	drain <-chan time.Time // drainWait to read the socket of an exited worker
+}
+
+// loop is the lifecycle: it waits on the reader's events, the exit, stops
+// and the timers until the worker has exited and its socket is read, and
+// returns the ending.
+func (s *supervisor) loop() *Ending {
 	handshake := time.NewTimer(handshakeTimeout)
 	defer handshake.Stop()
 	hard := time.NewTimer(time.Until(s.hard))
 	defer hard.Stop()
-	var grace, stuck, drain <-chan time.Time
+	var t lifeTimers
 	ctxDone := s.ctx.Done()
 
 	for !(s.exitedSeen && s.readDone) {
@@ -138,63 +158,94 @@ func (s *supervisor) run() *Ending {
 		case ev := <-s.events:
 			s.onEvent(ev)
 		case <-s.exited:
-			// Frames it wrote before exiting may still be in the socket:
-			// read them to the end (the whole group is dead now, so the
-			// stream ends), within a bound.
-			s.exitedSeen = true
-			killGroup(s.p.cmd.Process.Pid)
-			drain = time.After(drainWait)
-		case <-drain:
+			s.onExit()
+			t.drain = time.After(drainWait)
+		case <-t.drain:
 			s.readDone = true
-		case <-stuck:
-			// SIGKILL did not end it: stuck in the kernel. Give up waiting;
-			// a goroutine reaps it whenever it goes.
-			s.decide(&Ending{Status: wire.StatusCrashed, Error: &wire.ErrorInfo{Name: "WorkerCrashed",
-				Message: fmt.Sprintf("worker pid %d did not exit within %s of SIGKILL", s.p.cmd.Process.Pid, exitWait)}})
-			go s.p.cmd.Wait()
-			return s.finish(false)
+		case <-t.stuck:
+			return s.giveUp()
 		case <-handshake.C:
-			s.mu.Lock()
-			hello := s.check.hello
-			s.mu.Unlock()
-			if !hello {
-				s.crash(RuleNoHandshake, fmt.Sprintf("no hello within %s of spawning", handshakeTimeout))
-			}
+			s.onHandshakeTimeout()
 		case <-hard.C:
-			s.decide(&Ending{Status: wire.StatusTimedOut, Error: &wire.ErrorInfo{
-				Name: "TimeoutError",
-				Message: fmt.Sprintf("the run's deadline of %s passed and the worker did not end within the %s grace after it (a builtin that never checks the deadline, such as sorting a huge array); its process group was killed",
-					s.req.Limits.Timeout(), s.cfg.Grace),
-			}})
-			s.kill()
+			s.onHardDeadline()
 		case reason := <-s.stopc:
 			if s.stop(reason) {
-				grace = time.After(s.cfg.Grace)
+				t.grace = time.After(s.cfg.Grace)
 			}
 		case <-ctxDone:
 			ctxDone = nil
 			if s.stop("the caller cancelled the run") {
-				grace = time.After(s.cfg.Grace)
+				t.grace = time.After(s.cfg.Grace)
 			}
-		case <-grace:
-			grace = nil
-			if s.end == nil {
-				s.decide(&Ending{Status: wire.StatusStopped, Error: &wire.ErrorInfo{
-					Name:    "Stopped",
-					Message: fmt.Sprintf("the run was stopped; the worker did not end within the %s grace, so its process group was killed", s.cfg.Grace),
-				}})
-			}
-			s.kill()
+		case <-t.grace:
+			t.grace = nil
+			s.onGraceOver()
 		}
-		if s.killed && stuck == nil && !s.exitedSeen {
-			stuck = time.After(exitWait)
-		}
-		if s.end != nil && grace == nil && !s.killed {
-			// Ended: the worker has the grace to exit by itself.
-			grace = time.After(s.cfg.Grace)
-		}
+		s.arm(&t)
 	}
 	return s.finish(true)
+}
+
+// arm starts the timers the run's state now needs: exitWait once the worker
+// is killed, and the grace once it has ended (to exit by itself).
+func (s *supervisor) arm(t *lifeTimers) {
+	if s.killed && t.stuck == nil && !s.exitedSeen {
+		t.stuck = time.After(exitWait)
+	}
+	if s.end != nil && t.grace == nil && !s.killed {
+		t.grace = time.After(s.cfg.Grace)
+	}
+}
+
+// onExit: the worker has exited. Frames it wrote before exiting may still be
+// in the socket: loop reads them to the end (the whole group is dead now, so
+// the stream ends), within drainWait.
+func (s *supervisor) onExit() {
+	s.exitedSeen = true
+	killGroup(s.p.cmd.Process.Pid)
+}
+
+// giveUp: SIGKILL did not end the worker within exitWait (stuck in the
+// kernel). The run ends crashed; a goroutine reaps the process whenever it
+// goes.
+func (s *supervisor) giveUp() *Ending {
+	s.decide(&Ending{Status: wire.StatusCrashed, Error: &wire.ErrorInfo{Name: "WorkerCrashed",
+		Message: fmt.Sprintf("worker pid %d did not exit within %s of SIGKILL", s.p.cmd.Process.Pid, exitWait)}})
+	go s.p.cmd.Wait()
+	return s.finish(false)
+}
+
+// onHandshakeTimeout crashes a run whose worker has not said hello.
+func (s *supervisor) onHandshakeTimeout() {
+	s.mu.Lock()
+	hello := s.check.hello
+	s.mu.Unlock()
+	if !hello {
+		s.crash(ruleNoHandshake, fmt.Sprintf("no hello within %s of spawning", handshakeTimeout))
+	}
+}
+
+// onHardDeadline: the deadline and the grace after it have passed; the
+// worker is killed with its group.
+func (s *supervisor) onHardDeadline() {
+	s.decide(&Ending{Status: wire.StatusTimedOut, Error: &wire.ErrorInfo{
+		Name: "TimeoutError",
+		Message: fmt.Sprintf("the run's deadline of %s passed and the worker did not end within the %s grace after it (a builtin that never checks the deadline, such as sorting a huge array); its process group was killed",
+			s.req.Limits.Timeout(), s.cfg.Grace),
+	}})
+	s.kill()
+}
+
+// onGraceOver: the grace after a stop or the end has passed; a worker still
+// there is killed with its group (stopped, if it never ended).
+func (s *supervisor) onGraceOver() {
+	if s.end == nil {
+		s.decide(&Ending{Status: wire.StatusStopped, Error: &wire.ErrorInfo{
+			Name:    "Stopped",
+			Message: fmt.Sprintf("the run was stopped; the worker did not end within the %s grace, so its process group was killed", s.cfg.Grace),
+		}})
+	}
+	s.kill()
 }
 
 func (s *supervisor) onEvent(ev lifeEvent) {
@@ -216,7 +267,7 @@ func (s *supervisor) onEvent(ev lifeEvent) {
 		if v := readError(ev.readErr); v != nil {
 			s.crash(v.Rule, v.Detail)
 		} else if s.end == nil {
-			s.crash(RuleUndecodable, ev.readErr.Error())
+			s.crash(ruleUndecodable, ev.readErr.Error())
 		}
 	}
 }
@@ -230,7 +281,7 @@ func (s *supervisor) decide(e *Ending) {
 }
 
 func (s *supervisor) crash(rule Rule, detail string) {
-	v := &Violation{Rule: rule, Detail: detail}
+	v := &violation{Rule: rule, Detail: detail}
 	s.decide(&Ending{
 		Status: wire.StatusCrashed,
 		Error:  &wire.ErrorInfo{Name: "WorkerCrashed", Message: v.Error()},
@@ -291,7 +342,7 @@ func (s *supervisor) read() {
 
 // onFrame checks one frame and acts on it: a call starts its goroutine,
 // output is kept, the end is handed to run.
-func (s *supervisor) onFrame(f wire.Frame) *Violation {
+func (s *supervisor) onFrame(f wire.Frame) *violation {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	msg, v := s.check.check(f)
@@ -422,8 +473,8 @@ func (s *supervisor) finish(exited bool) *Ending {
 	if s.verdict == nil {
 		s.decide(&Ending{
 			Status: wire.StatusCrashed,
-			Error:  &wire.ErrorInfo{Name: "WorkerCrashed", Message: (&Violation{Rule: RuleExitBeforeEnd, Detail: how}).Error()},
-			Crash:  &Crash{Rule: RuleExitBeforeEnd, Detail: how},
+			Error:  &wire.ErrorInfo{Name: "WorkerCrashed", Message: (&violation{Rule: ruleExitBeforeEnd, Detail: how}).Error()},
+			Crash:  &Crash{Rule: ruleExitBeforeEnd, Detail: how},
 		})
 	}
 	e := s.verdict

@@ -149,123 +149,123 @@ func checkCases() []checkCase {
 
 		// The handshake.
 		{name: "hello first", steps: helloOK},
-		{name: "hello with another protocol", steps: one(bad(frm(wire.TypeHello, wire.Hello{Protocol: wire.ProtocolVersion + 1}, ""), RuleHandshake,
+		{name: "hello with another protocol", steps: one(bad(frm(wire.TypeHello, wire.Hello{Protocol: wire.ProtocolVersion + 1}, ""), ruleHandshake,
 			fmt.Sprintf("protocol %d, this parent %d", wire.ProtocolVersion+1, wire.ProtocolVersion)))},
-		{name: "hello with protocol 0", steps: one(bad(frm(wire.TypeHello, struct{}{}, ""), RuleHandshake, "protocol 0"))},
-		{name: "hello with an unknown field", steps: one(bad(rawFrm(wire.TypeHello, `{"protocol":1,"extra":1}`, ""), RuleUndecodable, "extra"))},
-		{name: "hello header not JSON", steps: one(bad(rawFrm(wire.TypeHello, `{"protocol":1`, ""), RuleUndecodable, "hello header"))},
-		{name: "hello header with trailing data", steps: one(bad(rawFrm(wire.TypeHello, `{"protocol":1}{}`, ""), RuleUndecodable, "trailing"))},
-		{name: "call before hello", steps: one(bad(callFrame(1, "files", "read", `{}`), RuleHandshake, "first frame is call, not hello"))},
-		{name: "output before hello", steps: one(bad(outputFrame(0, "x"), RuleHandshake, "first frame is output"))},
-		{name: "end before hello", steps: one(bad(endFrame(threwEnd(), ""), RuleHandshake, "first frame is end"))},
-		{name: "start before hello", steps: one(bad(frm(wire.TypeStart, wire.Start{}, ""), RuleHandshake, "first frame is start"))},
-		{name: "hello twice", steps: seq(helloOK, one(bad(helloFrame(), RuleUnexpected, "a hello frame")))},
+		{name: "hello with protocol 0", steps: one(bad(frm(wire.TypeHello, struct{}{}, ""), ruleHandshake, "protocol 0"))},
+		{name: "hello with an unknown field", steps: one(bad(rawFrm(wire.TypeHello, `{"protocol":1,"extra":1}`, ""), ruleUndecodable, "extra"))},
+		{name: "hello header not JSON", steps: one(bad(rawFrm(wire.TypeHello, `{"protocol":1`, ""), ruleUndecodable, "hello header"))},
+		{name: "hello header with trailing data", steps: one(bad(rawFrm(wire.TypeHello, `{"protocol":1}{}`, ""), ruleUndecodable, "trailing"))},
+		{name: "call before hello", steps: one(bad(callFrame(1, "files", "read", `{}`), ruleHandshake, "first frame is call, not hello"))},
+		{name: "output before hello", steps: one(bad(outputFrame(0, "x"), ruleHandshake, "first frame is output"))},
+		{name: "end before hello", steps: one(bad(endFrame(threwEnd(), ""), ruleHandshake, "first frame is end"))},
+		{name: "start before hello", steps: one(bad(frm(wire.TypeStart, wire.Start{}, ""), ruleHandshake, "first frame is start"))},
+		{name: "hello twice", steps: seq(helloOK, one(bad(helloFrame(), ruleUnexpected, "a hello frame")))},
 
 		// Frames only the parent sends.
-		{name: "start from the worker", steps: seq(helloOK, one(bad(frm(wire.TypeStart, wire.Start{}, "code"), RuleUnexpected, "a start frame")))},
-		{name: "result from the worker", steps: seq(helloOK, one(bad(frm(wire.TypeResult, wire.Result{ID: 1, Outcome: wire.OutcomeOK}, `{}`), RuleUnexpected, "a result frame")))},
-		{name: "stop from the worker", steps: seq(helloOK, one(bad(frm(wire.TypeStop, wire.Stop{}, ""), RuleUnexpected, "a stop frame")))},
-		{name: "a type no reader returns", steps: seq(helloOK, one(bad(rawFrm('Z', `{}`, ""), RuleUnexpected, "type 0x5a")))},
+		{name: "start from the worker", steps: seq(helloOK, one(bad(frm(wire.TypeStart, wire.Start{}, "code"), ruleUnexpected, "a start frame")))},
+		{name: "result from the worker", steps: seq(helloOK, one(bad(frm(wire.TypeResult, wire.Result{ID: 1, Outcome: wire.OutcomeOK}, `{}`), ruleUnexpected, "a result frame")))},
+		{name: "stop from the worker", steps: seq(helloOK, one(bad(frm(wire.TypeStop, wire.Stop{}, ""), ruleUnexpected, "a stop frame")))},
+		{name: "a type no reader returns", steps: seq(helloOK, one(bad(rawFrm('Z', `{}`, ""), ruleUnexpected, "type 0x5a")))},
 
 		// Call ids.
 		{name: "call ids 1, 2, 3", steps: seq(helloOK, callsOK(1, 3))},
-		{name: "reused call id", steps: seq(helloOK, callsOK(1, 2), one(bad(callFrame(2, "files", "read", `{}`), RuleReusedCallID, "call id 2 after 2")))},
-		{name: "skipped call id", steps: seq(helloOK, callsOK(1, 1), one(bad(callFrame(3, "files", "read", `{}`), RuleReusedCallID, "call id 3 after 1")))},
-		{name: "first call id 0", steps: seq(helloOK, one(bad(callFrame(0, "files", "read", `{}`), RuleReusedCallID, "call id 0 after 0")))},
-		{name: "first call id 2", steps: seq(helloOK, one(bad(callFrame(2, "files", "read", `{}`), RuleReusedCallID, "call id 2 after 0")))},
+		{name: "reused call id", steps: seq(helloOK, callsOK(1, 2), one(bad(callFrame(2, "files", "read", `{}`), ruleCallIDOutOfOrder, "call id 2 after 2")))},
+		{name: "skipped call id", steps: seq(helloOK, callsOK(1, 1), one(bad(callFrame(3, "files", "read", `{}`), ruleCallIDOutOfOrder, "call id 3 after 1")))},
+		{name: "first call id 0", steps: seq(helloOK, one(bad(callFrame(0, "files", "read", `{}`), ruleCallIDOutOfOrder, "call id 0 after 0")))},
+		{name: "first call id 2", steps: seq(helloOK, one(bad(callFrame(2, "files", "read", `{}`), ruleCallIDOutOfOrder, "call id 2 after 0")))},
 		{name: "a rejected call does not advance the id", steps: seq(helloOK, callsOK(1, 1),
-			one(bad(callFrame(2, "files", "nope", `{}`), RuleUnknownTool, "")))},
-		{name: "call id max uint64", steps: seq(helloOK, one(bad(callFrame(^uint64(0), "files", "read", `{}`), RuleReusedCallID, "after 0")))},
+			one(bad(callFrame(2, "files", "nope", `{}`), ruleUnknownTool, "")))},
+		{name: "call id max uint64", steps: seq(helloOK, one(bad(callFrame(^uint64(0), "files", "read", `{}`), ruleCallIDOutOfOrder, "after 0")))},
 
 		// What a call names.
 		{name: "call names another run", steps: seq(helloOK, one(bad(frm(wire.TypeCall, wire.Call{RunID: "run-2", ID: 1, Server: "files", Tool: "read"}, `{}`),
-			RuleUnknownRun, `call names run "run-2"`)))},
+			ruleUnknownRun, `call names run "run-2"`)))},
 		{name: "call names no run", steps: seq(helloOK, one(bad(frm(wire.TypeCall, wire.Call{ID: 1, Server: "files", Tool: "read"}, `{}`),
-			RuleUnknownRun, `call names run ""`)))},
-		{name: "unknown tool", steps: seq(helloOK, one(bad(callFrame(1, "files", "delete_everything", `{}`), RuleUnknownTool, `call 1 names "files"."delete_everything"`)))},
-		{name: "unknown server", steps: seq(helloOK, one(bad(callFrame(1, "nope", "read", `{}`), RuleUnknownTool, `"nope"."read"`)))},
-		{name: "a tool of another server", steps: seq(helloOK, one(bad(callFrame(1, "files", "send", `{}`), RuleUnknownTool, `"files"."send"`)))},
-		{name: "server and tool run together", steps: seq(helloOK, one(bad(callFrame(1, "file", "sread", `{}`), RuleUnknownTool, `"file"."sread"`)))},
-		{name: "call with an unknown header field", steps: seq(helloOK, one(bad(rawFrm(wire.TypeCall, `{"runId":"`+checkRunID+`","id":1,"server":"files","tool":"read","x":1}`, `{}`), RuleUndecodable, "call header")))},
-		{name: "call id not a number", steps: seq(helloOK, one(bad(rawFrm(wire.TypeCall, `{"runId":"`+checkRunID+`","id":"1","server":"files","tool":"read"}`, `{}`), RuleUndecodable, "call header")))},
-		{name: "call id negative", steps: seq(helloOK, one(bad(rawFrm(wire.TypeCall, `{"runId":"`+checkRunID+`","id":-1,"server":"files","tool":"read"}`, `{}`), RuleUndecodable, "call header")))},
+			ruleUnknownRun, `call names run ""`)))},
+		{name: "unknown tool", steps: seq(helloOK, one(bad(callFrame(1, "files", "delete_everything", `{}`), ruleUnknownTool, `call 1 names "files"."delete_everything"`)))},
+		{name: "unknown server", steps: seq(helloOK, one(bad(callFrame(1, "nope", "read", `{}`), ruleUnknownTool, `"nope"."read"`)))},
+		{name: "a tool of another server", steps: seq(helloOK, one(bad(callFrame(1, "files", "send", `{}`), ruleUnknownTool, `"files"."send"`)))},
+		{name: "server and tool run together", steps: seq(helloOK, one(bad(callFrame(1, "file", "sread", `{}`), ruleUnknownTool, `"file"."sread"`)))},
+		{name: "call with an unknown header field", steps: seq(helloOK, one(bad(rawFrm(wire.TypeCall, `{"runId":"`+checkRunID+`","id":1,"server":"files","tool":"read","x":1}`, `{}`), ruleUndecodable, "call header")))},
+		{name: "call id not a number", steps: seq(helloOK, one(bad(rawFrm(wire.TypeCall, `{"runId":"`+checkRunID+`","id":"1","server":"files","tool":"read"}`, `{}`), ruleUndecodable, "call header")))},
+		{name: "call id negative", steps: seq(helloOK, one(bad(rawFrm(wire.TypeCall, `{"runId":"`+checkRunID+`","id":-1,"server":"files","tool":"read"}`, `{}`), ruleUndecodable, "call header")))},
 
 		// Arguments.
 		{name: "args at the byte cap", limits: func(l *wire.Limits) { l.MaxArgBytes = 16 },
 			steps: seq(helloOK, one(ok(callFrame(1, "files", "read", `{"a":"12345678"}`))))},
 		{name: "args over the byte cap", limits: func(l *wire.Limits) { l.MaxArgBytes = 16 },
-			steps: seq(helloOK, one(bad(callFrame(1, "files", "read", `{"a":"123456789"}`), RuleArgsTooLarge, "call 1: too large: arguments are 17 bytes")))},
+			steps: seq(helloOK, one(bad(callFrame(1, "files", "read", `{"a":"123456789"}`), ruleArgsTooLarge, "call 1: too large: arguments are 17 bytes")))},
 		{name: "args over the default 4 MiB", steps: seq(helloOK, one(bad(callFrame(1, "files", "read", `{"a":"`+strings.Repeat("x", wire.DefaultMaxArgBytes-7)+`"}`),
-			RuleArgsTooLarge, fmt.Sprintf("%d bytes of JSON, above the cap of %d", wire.DefaultMaxArgBytes+1, wire.DefaultMaxArgBytes))))},
+			ruleArgsTooLarge, fmt.Sprintf("%d bytes of JSON, above the cap of %d", wire.DefaultMaxArgBytes+1, wire.DefaultMaxArgBytes))))},
 		{name: "args at the value cap", steps: seq(helloOK, one(ok(callFrame(1, "files", "read", manyValuesArgs(wire.DefaultMaxArgValues)))))},
-		{name: "args with too many values", steps: seq(helloOK, one(bad(callFrame(1, "files", "read", manyValuesArgs(wire.DefaultMaxArgValues+1)), RuleArgsTooLarge, "values")))},
-		{name: "args at the depth cap", steps: seq(helloOK, one(ok(callFrame(1, "files", "read", nestedArgs(wire.DefaultMaxResultDepth)))))},
-		{name: "args too deep", steps: seq(helloOK, one(bad(callFrame(1, "files", "read", nestedArgs(wire.DefaultMaxResultDepth+1)), RuleArgsTooLarge, "levels")))},
-		{name: "args an array", steps: seq(helloOK, one(bad(callFrame(1, "files", "read", `[1,2]`), RuleBadArguments, "not a JSON object")))},
-		{name: "args a string", steps: seq(helloOK, one(bad(callFrame(1, "files", "read", `"{}"`), RuleBadArguments, "not a JSON object")))},
-		{name: "args null", steps: seq(helloOK, one(bad(callFrame(1, "files", "read", `null`), RuleBadArguments, "not a JSON object")))},
-		{name: "args empty", steps: seq(helloOK, one(bad(callFrame(1, "files", "read", ``), RuleBadArguments, "invalid JSON")))},
-		{name: "args invalid JSON", steps: seq(helloOK, one(bad(callFrame(1, "files", "read", `{"a":}`), RuleBadArguments, "invalid JSON")))},
-		{name: "args two objects", steps: seq(helloOK, one(bad(callFrame(1, "files", "read", `{}{}`), RuleBadArguments, "invalid JSON")))},
+		{name: "args with too many values", steps: seq(helloOK, one(bad(callFrame(1, "files", "read", manyValuesArgs(wire.DefaultMaxArgValues+1)), ruleArgsTooLarge, "values")))},
+		{name: "args at the depth cap", steps: seq(helloOK, one(ok(callFrame(1, "files", "read", nestedArgs(wire.DefaultMaxJSONDepth)))))},
+		{name: "args too deep", steps: seq(helloOK, one(bad(callFrame(1, "files", "read", nestedArgs(wire.DefaultMaxJSONDepth+1)), ruleArgsTooLarge, "levels")))},
+		{name: "args an array", steps: seq(helloOK, one(bad(callFrame(1, "files", "read", `[1,2]`), ruleBadArguments, "not a JSON object")))},
+		{name: "args a string", steps: seq(helloOK, one(bad(callFrame(1, "files", "read", `"{}"`), ruleBadArguments, "not a JSON object")))},
+		{name: "args null", steps: seq(helloOK, one(bad(callFrame(1, "files", "read", `null`), ruleBadArguments, "not a JSON object")))},
+		{name: "args empty", steps: seq(helloOK, one(bad(callFrame(1, "files", "read", ``), ruleBadArguments, "invalid JSON")))},
+		{name: "args invalid JSON", steps: seq(helloOK, one(bad(callFrame(1, "files", "read", `{"a":}`), ruleBadArguments, "invalid JSON")))},
+		{name: "args two objects", steps: seq(helloOK, one(bad(callFrame(1, "files", "read", `{}{}`), ruleBadArguments, "invalid JSON")))},
 		{name: "args with whitespace around", steps: seq(helloOK, one(ok(callFrame(1, "files", "read", " \n{\"a\":1}\t"))))},
 
 		// Calls in flight.
 		{name: "calls up to the cap", steps: seq(helloOK, callsOK(1, wire.DefaultMaxInFlight))},
 		{name: "one call past the cap", steps: seq(helloOK, callsOK(1, wire.DefaultMaxInFlight),
-			one(bad(callFrame(wire.DefaultMaxInFlight+1, "files", "read", `{}`), RuleTooManyCalls,
+			one(bad(callFrame(wire.DefaultMaxInFlight+1, "files", "read", `{}`), ruleTooManyCalls,
 				fmt.Sprintf("call %d would be number %d in flight; the cap is %d", wire.DefaultMaxInFlight+1, wire.DefaultMaxInFlight+1, wire.DefaultMaxInFlight))))},
 		{name: "an answer makes room for one more", steps: seq(helloOK, callsOK(1, wire.DefaultMaxInFlight),
 			one(afterAnswers(1, ok(callFrame(wire.DefaultMaxInFlight+1, "files", "read", `{}`)))),
-			one(bad(callFrame(wire.DefaultMaxInFlight+2, "files", "read", `{}`), RuleTooManyCalls, "the cap is 16")))},
+			one(bad(callFrame(wire.DefaultMaxInFlight+2, "files", "read", `{}`), ruleTooManyCalls, "the cap is 16")))},
 		{name: "cap of 1, answered each time", limits: func(l *wire.Limits) { l.MaxInFlight = 1 },
 			steps: seq(helloOK, one(ok(callFrame(1, "files", "read", `{}`))),
 				one(afterAnswers(1, ok(callFrame(2, "files", "read", `{}`)))),
 				one(afterAnswers(1, ok(callFrame(3, "files", "read", `{}`)))),
-				one(bad(callFrame(4, "files", "read", `{}`), RuleTooManyCalls, "call 4 would be number 2 in flight; the cap is 1")))},
+				one(bad(callFrame(4, "files", "read", `{}`), ruleTooManyCalls, "call 4 would be number 2 in flight; the cap is 1")))},
 
 		// Output.
 		{name: "output", steps: seq(helloOK, one(ok(outputFrame(0, "hello\n"))), one(ok(outputFrame(12, "more"))), one(ok(outputFrame(0, ""))))},
-		{name: "output with negative skip", steps: seq(helloOK, one(bad(outputFrame(-1, "x"), RuleUndecodable, "output skip -1 is negative")))},
-		{name: "output with an unknown field", steps: seq(helloOK, one(bad(rawFrm(wire.TypeOutput, `{"skip":1,"stream":"stderr"}`, "x"), RuleUndecodable, "output header")))},
-		{name: "output header not an object", steps: seq(helloOK, one(bad(rawFrm(wire.TypeOutput, `[]`, "x"), RuleUndecodable, "output header")))},
+		{name: "output with negative skip", steps: seq(helloOK, one(bad(outputFrame(-1, "x"), ruleUndecodable, "output skip -1 is negative")))},
+		{name: "output with an unknown field", steps: seq(helloOK, one(bad(rawFrm(wire.TypeOutput, `{"skip":1,"stream":"stderr"}`, "x"), ruleUndecodable, "output header")))},
+		{name: "output header not an object", steps: seq(helloOK, one(bad(rawFrm(wire.TypeOutput, `[]`, "x"), ruleUndecodable, "output header")))},
 
 		// The end.
 		{name: "end returned with no calls", steps: seq(helloOK, one(ok(endFrame(wire.End{Status: wire.StatusReturned}, `null`))))},
 		{name: "end returned with an error too", steps: seq(helloOK, one(ok(endFrame(wire.End{Status: wire.StatusReturned, Error: &wire.ErrorInfo{Name: "x"}}, `1`))))},
-		{name: "end with status crashed", steps: seq(helloOK, one(bad(endFrame(wire.End{Status: wire.StatusCrashed, Error: &wire.ErrorInfo{Name: "x"}}, ""), RuleBadEnd, `status "crashed"`)))},
-		{name: "end with an unknown status", steps: seq(helloOK, one(bad(endFrame(wire.End{Status: "exploded", Error: &wire.ErrorInfo{Name: "x"}}, ""), RuleBadEnd, `status "exploded"`)))},
-		{name: "end with no status", steps: seq(helloOK, one(bad(endFrame(wire.End{Error: &wire.ErrorInfo{Name: "x"}}, ""), RuleBadEnd, `status ""`)))},
-		{name: "end names another run", steps: seq(helloOK, one(bad(endFrame(wire.End{RunID: "run-2", Status: wire.StatusReturned}, `1`), RuleUnknownRun, `end names run "run-2"`)))},
-		{name: "end header not JSON", steps: seq(helloOK, one(bad(rawFrm(wire.TypeEnd, `{"runId":`, ""), RuleUndecodable, "end header")))},
-		{name: "end with an unknown field", steps: seq(helloOK, one(bad(rawFrm(wire.TypeEnd, `{"runId":"`+checkRunID+`","status":"returned","bonus":true}`, "1"), RuleUndecodable, "end header")))},
-		{name: "end threw with a value", steps: seq(helloOK, one(bad(endFrame(threwEnd(), `1`), RuleBadEnd, "a value with status threw")))},
-		{name: "end stopped without an error", steps: seq(helloOK, one(bad(endFrame(wire.End{Status: wire.StatusStopped}, ""), RuleBadEnd, "status stopped without an error")))},
-		{name: "end returned with invalid JSON", steps: seq(helloOK, one(bad(endFrame(wire.End{Status: wire.StatusReturned}, `{"a":`), RuleBadEnd, "value: ")))},
-		{name: "end returned with no value", steps: seq(helloOK, one(bad(endFrame(wire.End{Status: wire.StatusReturned}, ``), RuleBadEnd, "value: ")))},
-		{name: "end returned with two values", steps: seq(helloOK, one(bad(endFrame(wire.End{Status: wire.StatusReturned}, `1 2`), RuleBadEnd, "value: ")))},
+		{name: "end with status crashed", steps: seq(helloOK, one(bad(endFrame(wire.End{Status: wire.StatusCrashed, Error: &wire.ErrorInfo{Name: "x"}}, ""), ruleBadEnd, `status "crashed"`)))},
+		{name: "end with an unknown status", steps: seq(helloOK, one(bad(endFrame(wire.End{Status: "exploded", Error: &wire.ErrorInfo{Name: "x"}}, ""), ruleBadEnd, `status "exploded"`)))},
+		{name: "end with no status", steps: seq(helloOK, one(bad(endFrame(wire.End{Error: &wire.ErrorInfo{Name: "x"}}, ""), ruleBadEnd, `status ""`)))},
+		{name: "end names another run", steps: seq(helloOK, one(bad(endFrame(wire.End{RunID: "run-2", Status: wire.StatusReturned}, `1`), ruleUnknownRun, `end names run "run-2"`)))},
+		{name: "end header not JSON", steps: seq(helloOK, one(bad(rawFrm(wire.TypeEnd, `{"runId":`, ""), ruleUndecodable, "end header")))},
+		{name: "end with an unknown field", steps: seq(helloOK, one(bad(rawFrm(wire.TypeEnd, `{"runId":"`+checkRunID+`","status":"returned","bonus":true}`, "1"), ruleUndecodable, "end header")))},
+		{name: "end threw with a value", steps: seq(helloOK, one(bad(endFrame(threwEnd(), `1`), ruleBadEnd, "a value with status threw")))},
+		{name: "end stopped without an error", steps: seq(helloOK, one(bad(endFrame(wire.End{Status: wire.StatusStopped}, ""), ruleBadEnd, "status stopped without an error")))},
+		{name: "end returned with invalid JSON", steps: seq(helloOK, one(bad(endFrame(wire.End{Status: wire.StatusReturned}, `{"a":`), ruleBadEnd, "value: ")))},
+		{name: "end returned with no value", steps: seq(helloOK, one(bad(endFrame(wire.End{Status: wire.StatusReturned}, ``), ruleBadEnd, "value: ")))},
+		{name: "end returned with two values", steps: seq(helloOK, one(bad(endFrame(wire.End{Status: wire.StatusReturned}, `1 2`), ruleBadEnd, "value: ")))},
 		{name: "end returned at the value cap", limits: func(l *wire.Limits) { l.MaxReturnBytes = 16 },
 			steps: seq(helloOK, one(ok(endFrame(wire.End{Status: wire.StatusReturned}, `"12345678901234"`))))},
 		{name: "end returned over the value cap", limits: func(l *wire.Limits) { l.MaxReturnBytes = 16 },
-			steps: seq(helloOK, one(bad(endFrame(wire.End{Status: wire.StatusReturned}, `"123456789012345"`), RuleBadEnd, "value of 17 bytes; the cap is 16")))},
+			steps: seq(helloOK, one(bad(endFrame(wire.End{Status: wire.StatusReturned}, `"123456789012345"`), ruleBadEnd, "value of 17 bytes; the cap is 16")))},
 		{name: "end returned a deep value", steps: seq(helloOK, one(ok(endFrame(wire.End{Status: wire.StatusReturned}, strings.Repeat("[", 5000)+strings.Repeat("]", 5000)))))},
 		{name: "end with unsettled calls", steps: seq(helloOK, callsOK(1, 3), one(ok(endFrame(wire.End{Status: wire.StatusTimedOut, Error: &wire.ErrorInfo{Name: "TimeoutError"}, Unsettled: []uint64{1, 2, 3}}, ""))))},
 		{name: "end with an unsettled call never sent", steps: seq(helloOK, callsOK(1, 3), one(bad(endFrame(wire.End{Status: wire.StatusTimedOut, Error: &wire.ErrorInfo{Name: "TimeoutError"}, Unsettled: []uint64{2, 4}}, ""),
-			RuleBadEnd, "unsettled call 4 was never sent")))},
+			ruleBadEnd, "unsettled call 4 was never sent")))},
 		{name: "end with unsettled call 0", steps: seq(helloOK, callsOK(1, 3), one(bad(endFrame(wire.End{Status: wire.StatusTimedOut, Error: &wire.ErrorInfo{Name: "TimeoutError"}, Unsettled: []uint64{0}}, ""),
-			RuleBadEnd, "unsettled call 0 was never sent")))},
+			ruleBadEnd, "unsettled call 0 was never sent")))},
 		{name: "end with unsettled calls and no calls", steps: seq(helloOK, one(bad(endFrame(wire.End{Status: wire.StatusTimedOut, Error: &wire.ErrorInfo{Name: "TimeoutError"}, Unsettled: []uint64{1}}, ""),
-			RuleBadEnd, "unsettled call 1 was never sent")))},
+			ruleBadEnd, "unsettled call 1 was never sent")))},
 		{name: "end with more unsettled calls than the cap", steps: seq(helloOK, callsOK(1, 3), one(bad(endFrame(wire.End{Status: wire.StatusTimedOut, Error: &wire.ErrorInfo{Name: "TimeoutError"},
-			Unsettled: repeatID(1, wire.DefaultMaxInFlight+1)}, ""), RuleBadEnd, "17 unsettled calls; at most 16 can be")))},
+			Unsettled: repeatID(1, wire.DefaultMaxInFlight+1)}, ""), ruleBadEnd, "17 unsettled calls; at most 16 can be")))},
 		{name: "end with cap-many unsettled ids", steps: seq(helloOK, callsOK(1, 3), one(ok(endFrame(wire.End{Status: wire.StatusTimedOut, Error: &wire.ErrorInfo{Name: "TimeoutError"},
 			Unsettled: repeatID(1, wire.DefaultMaxInFlight)}, ""))))},
 		{name: "end with neverSent", steps: seq(helloOK, one(ok(endFrame(wire.End{Status: wire.StatusStopped, Error: &wire.ErrorInfo{Name: "Stopped"}, NeverSent: 40}, ""))))},
-		{name: "end with negative neverSent", steps: seq(helloOK, one(bad(endFrame(wire.End{Status: wire.StatusStopped, Error: &wire.ErrorInfo{Name: "Stopped"}, NeverSent: -1}, ""), RuleBadEnd, "neverSent -1")))},
+		{name: "end with negative neverSent", steps: seq(helloOK, one(bad(endFrame(wire.End{Status: wire.StatusStopped, Error: &wire.ErrorInfo{Name: "Stopped"}, NeverSent: -1}, ""), ruleBadEnd, "neverSent -1")))},
 		{name: "end with the largest error description", steps: seq(helloOK, one(ok(endFrame(wire.End{Status: wire.StatusThrew,
 			Error: &wire.ErrorInfo{Name: strings.Repeat("n", 200), Message: strings.Repeat("m", wire.MaxErrorChars), Stack: strings.Repeat("s", 2*wire.MaxErrorChars)}}, ""))))},
 		{name: "end with an error description too long", steps: seq(helloOK, one(bad(endFrame(wire.End{Status: wire.StatusThrew,
 			Error: &wire.ErrorInfo{Name: strings.Repeat("n", 201), Message: strings.Repeat("m", wire.MaxErrorChars), Stack: strings.Repeat("s", 2*wire.MaxErrorChars)}}, ""),
-			RuleBadEnd, fmt.Sprintf("error description of %d bytes", 3*wire.MaxErrorChars+201))))},
+			ruleBadEnd, fmt.Sprintf("error description of %d bytes", 3*wire.MaxErrorChars+201))))},
 	}
 
 	// Every status a worker may report is accepted; each is a row.
@@ -285,7 +285,7 @@ func checkCases() []checkCase {
 		rawFrm(wire.TypeCall, `not json`, ""), rawFrm('Z', ``, ""),
 	} {
 		cases = append(cases, checkCase{name: "a " + f.Type.String() + " frame after end",
-			steps: seq(endOK, one(bad(f, RuleAfterEnd, "a "+f.Type.String()+" frame after end")))})
+			steps: seq(endOK, one(bad(f, ruleAfterEnd, "a "+f.Type.String()+" frame after end")))})
 	}
 	return cases
 }
@@ -362,7 +362,7 @@ func wantMessage(t *testing.T, f wire.Frame, msg any) {
 		}
 	case wire.TypeEnd:
 		m, ok := msg.(*endMsg)
-		if !ok || !wire.WorkerStatuses[m.Status] || !bytes.Equal(m.Value, f.Payload) {
+		if !ok || !m.Status.FromWorker() || !bytes.Equal(m.Value, f.Payload) {
 			t.Fatalf("end gave %#v", msg)
 		}
 	default:
@@ -453,11 +453,11 @@ func TestCheckerDetailQuotesPeerStrings(t *testing.T) {
 			frame wire.Frame
 			rule  Rule
 		}{
-			{"tool name", callFrame(1, "files", s.peer, `{}`), RuleUnknownTool},
-			{"server name", callFrame(1, s.peer, "read", `{}`), RuleUnknownTool},
-			{"call runId", frm(wire.TypeCall, wire.Call{RunID: s.peer, ID: 1, Server: "files", Tool: "read"}, `{}`), RuleUnknownRun},
-			{"end runId", frm(wire.TypeEnd, wire.End{RunID: s.peer, Status: wire.StatusReturned}, `1`), RuleUnknownRun},
-			{"end status", endFrame(wire.End{Status: wire.Status(s.peer), Error: &wire.ErrorInfo{Name: "x"}}, ""), RuleBadEnd},
+			{"tool name", callFrame(1, "files", s.peer, `{}`), ruleUnknownTool},
+			{"server name", callFrame(1, s.peer, "read", `{}`), ruleUnknownTool},
+			{"call runId", frm(wire.TypeCall, wire.Call{RunID: s.peer, ID: 1, Server: "files", Tool: "read"}, `{}`), ruleUnknownRun},
+			{"end runId", frm(wire.TypeEnd, wire.End{RunID: s.peer, Status: wire.StatusReturned}, `1`), ruleUnknownRun},
+			{"end status", endFrame(wire.End{Status: wire.Status(s.peer), Error: &wire.ErrorInfo{Name: "x"}}, ""), ruleBadEnd},
 		} {
 			t.Run(s.name+"/"+tc.name, func(t *testing.T) {
 				c := newChecker(checkRunID, defaultLimits(), checkCatalog)
@@ -475,8 +475,9 @@ func TestCheckerDetailQuotesPeerStrings(t *testing.T) {
 				if strings.Contains(msg, s.peer[:200]) {
 					t.Fatal("the peer's string appears uncut")
 				}
-				// The first 80 bytes, backed off to a rune boundary.
-				n := 80
+				// At most 80 bytes with the mark: the first 77, backed off
+				// to a rune boundary, then "…".
+				n := 80 - len("…")
 				for !utf8.RuneStart(s.peer[n]) {
 					n--
 				}
@@ -515,8 +516,8 @@ func TestCheckerUndecodableDetailIsBounded(t *testing.T) {
 				}
 			}
 			_, v := c.check(tc.frame)
-			if v == nil || v.Rule != RuleUndecodable {
-				t.Fatalf("got %v, want %s", v, RuleUndecodable)
+			if v == nil || v.Rule != ruleUndecodable {
+				t.Fatalf("got %v, want %s", v, ruleUndecodable)
 			}
 			if n := len(v.Detail); n > 1000 {
 				t.Fatalf("detail of %d bytes from a %d-byte header: the peer's bytes were not cut", n, len(tc.frame.Header))
@@ -526,8 +527,8 @@ func TestCheckerUndecodableDetailIsBounded(t *testing.T) {
 }
 
 func TestRulesAreDescribed(t *testing.T) {
-	all := []Rule{RuleUndecodable, RuleFrameTooLarge, RuleHandshake, RuleNoHandshake, RuleUnexpected, RuleUnknownRun,
-		RuleReusedCallID, RuleUnknownTool, RuleBadArguments, RuleArgsTooLarge, RuleTooManyCalls, RuleBadEnd, RuleAfterEnd, RuleExitBeforeEnd}
+	all := []Rule{ruleUndecodable, ruleFrameTooLarge, ruleHandshake, ruleNoHandshake, ruleUnexpected, ruleUnknownRun,
+		ruleCallIDOutOfOrder, ruleUnknownTool, ruleBadArguments, ruleArgsTooLarge, ruleTooManyCalls, ruleBadEnd, ruleAfterEnd, ruleExitBeforeEnd}
 	seen := map[Rule]bool{}
 	for _, r := range all {
 		if rules[r] == "" {
@@ -541,8 +542,8 @@ func TestRulesAreDescribed(t *testing.T) {
 	if len(rules) != len(all) {
 		t.Errorf("rules has %d entries, the constants are %d", len(rules), len(all))
 	}
-	v := violation(RuleBadEnd, "status %s", quote("x"))
-	want := `worker broke the protocol (invalid_end: ` + rules[RuleBadEnd] + `): status "x"`
+	v := broke(ruleBadEnd, "status %s", quote("x"))
+	want := `worker broke the protocol (invalid_end: ` + rules[ruleBadEnd] + `): status "x"`
 	if v.Error() != want {
 		t.Fatalf("Error() = %q, want %q", v.Error(), want)
 	}
@@ -554,7 +555,8 @@ func TestQuote(t *testing.T) {
 		{"run-1", `"run-1"`},
 		{"a\nb", `"a\nb"`},
 		{strings.Repeat("a", 80), strconv.Quote(strings.Repeat("a", 80))},
-		{strings.Repeat("a", 81), strconv.Quote(strings.Repeat("a", 80) + "…")},
+		{strings.Repeat("a", 81), strconv.Quote(strings.Repeat("a", 77) + "…")},
+		{strings.Repeat("é", 41), strconv.Quote(strings.Repeat("é", 38) + "…")},
 	} {
 		if got := quote(tc.in); got != tc.want {
 			t.Errorf("quote(%.20q…) = %q, want %q", tc.in, got, tc.want)
@@ -572,15 +574,15 @@ func TestReadError(t *testing.T) {
 		err  error
 		want Rule // "" means nil
 	}{
-		{"ErrFrameTooLarge wrapped", fmt.Errorf("wire: %w: 99 bytes", wire.ErrFrameTooLarge), RuleFrameTooLarge},
-		{"ErrFrameTooLarge twice wrapped", fmt.Errorf("read: %w", fmt.Errorf("x: %w", wire.ErrFrameTooLarge)), RuleFrameTooLarge},
-		{"ErrBadFrame wrapped", fmt.Errorf("%w: unknown type 0x5a", wire.ErrBadFrame), RuleUndecodable},
-		{"ErrBadFrame joined", errors.Join(io.ErrUnexpectedEOF, wire.ErrBadFrame), RuleUndecodable},
-		{"reader: length over the cap", framed(0, 0, 0, 65), RuleFrameTooLarge},
-		{"reader: length 0xFFFFFFFF", framed(0xff, 0xff, 0xff, 0xff), RuleFrameTooLarge},
-		{"reader: length below the minimum", framed(0, 0, 0, 4, 'H', 0, 0, 0), RuleUndecodable},
-		{"reader: unknown type", framed(0, 0, 0, 5, 'Z', 0, 0, 0, 0), RuleUndecodable},
-		{"reader: header past the frame", framed(0, 0, 0, 5, 'H', 0, 0, 0, 1), RuleUndecodable},
+		{"ErrFrameTooLarge wrapped", fmt.Errorf("wire: %w: 99 bytes", wire.ErrFrameTooLarge), ruleFrameTooLarge},
+		{"ErrFrameTooLarge twice wrapped", fmt.Errorf("read: %w", fmt.Errorf("x: %w", wire.ErrFrameTooLarge)), ruleFrameTooLarge},
+		{"ErrBadFrame wrapped", fmt.Errorf("%w: unknown type 0x5a", wire.ErrBadFrame), ruleUndecodable},
+		{"ErrBadFrame joined", errors.Join(io.ErrUnexpectedEOF, wire.ErrBadFrame), ruleUndecodable},
+		{"reader: length over the cap", framed(0, 0, 0, 65), ruleFrameTooLarge},
+		{"reader: length 0xFFFFFFFF", framed(0xff, 0xff, 0xff, 0xff), ruleFrameTooLarge},
+		{"reader: length below the minimum", framed(0, 0, 0, 4, 'H', 0, 0, 0), ruleUndecodable},
+		{"reader: unknown type", framed(0, 0, 0, 5, 'Z', 0, 0, 0, 0), ruleUndecodable},
+		{"reader: header past the frame", framed(0, 0, 0, 5, 'H', 0, 0, 0, 1), ruleUndecodable},
 		{"reader: cut inside a body", framed(0, 0, 0, 9, 'H', 0, 0), ""},
 		{"reader: cut inside the length", framed(0, 0), ""},
 		{"reader: clean end", framed(), ""},
@@ -691,8 +693,8 @@ func FuzzValidateWorkerFrame(f *testing.F) {
 			at += fr.Size()
 			msg, v := c.check(fr)
 			if ended {
-				if v == nil || v.Rule != RuleAfterEnd {
-					t.Fatalf("a %s frame after end: got %v, want %s", fr.Type, v, RuleAfterEnd)
+				if v == nil || v.Rule != ruleAfterEnd {
+					t.Fatalf("a %s frame after end: got %v, want %s", fr.Type, v, ruleAfterEnd)
 				}
 				return
 			}
@@ -703,7 +705,7 @@ func FuzzValidateWorkerFrame(f *testing.F) {
 				if msg != nil {
 					t.Fatalf("a violation with a message: %#v", msg)
 				}
-				if !hello && v.Rule != RuleHandshake && v.Rule != RuleUndecodable {
+				if !hello && v.Rule != ruleHandshake && v.Rule != ruleUndecodable {
 					t.Fatalf("before hello, rule %s", v.Rule)
 				}
 				if c.lastID != lastID || c.inflight != inflight || c.ended {
@@ -745,7 +747,7 @@ func FuzzValidateWorkerFrame(f *testing.F) {
 					inflight--
 				}
 			case *endMsg:
-				if !wire.WorkerStatuses[m.Status] || m.RunID != checkRunID || m.NeverSent < 0 || len(m.Unsettled) > lim.MaxInFlight {
+				if !m.Status.FromWorker() || m.RunID != checkRunID || m.NeverSent < 0 || len(m.Unsettled) > lim.MaxInFlight {
 					t.Fatalf("end accepted: %+v", m.End)
 				}
 				for _, id := range m.Unsettled {
