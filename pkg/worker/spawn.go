@@ -29,9 +29,13 @@ type proc struct {
 // close-on-exec and whose child end becomes fd 3; nothing else inherited (Go
 // opens every descriptor close-on-exec, and the worker closes all above 3 at
 // start); an empty environment; a fresh private working directory; its own
-// process group; SIGKILL when this thread of the parent dies. On any error
-// everything made so far is undone.
-func spawn(command []string, tempDir string) (p *proc, err error) {
+// process group; SIGKILL when this thread of the parent dies; the
+// confinement setting on its command line (and, with cfg.Namespaces, new
+// namespaces: namespaces_linux.go). On any error everything made so far is
+// undone.
+func spawn(cfg Config) (p *proc, err error) {
+	command := append(append([]string(nil), cfg.Command...), confinementFlag, cfg.Confinement.String())
+	tempDir := cfg.TempDir
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("%w: socketpair: %v", ErrSpawn, err)
@@ -66,19 +70,34 @@ func spawn(command []string, tempDir string) (p *proc, err error) {
 		}
 	}()
 
-	cmd := exec.Command(command[0], command[1:]...)
-	cmd.Env = []string{} // empty, not nil: nil would inherit ours
-	cmd.Dir = dir
-	cmd.Stdin = nil  // /dev/null
-	cmd.Stdout = nil // /dev/null: the socket carries everything
-	cmd.Stderr = stderrW
-	cmd.ExtraFiles = []*os.File{childEnd}
-	// Pdeathsig fires when the spawning *thread* exits (golang/go#27505), not
-	// only the process: never spawn from a goroutine that locks its thread
-	// and then exits. Go's own threads do not exit otherwise. The worker
-	// also exits at its socket's EOF, which covers the parent's death too.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	newCmd := func(namespaces bool) *exec.Cmd {
+		cmd := exec.Command(command[0], command[1:]...)
+		cmd.Env = []string{} // empty, not nil: nil would inherit ours
+		cmd.Dir = dir
+		cmd.Stdin = nil  // /dev/null
+		cmd.Stdout = nil // /dev/null: the socket carries everything
+		cmd.Stderr = stderrW
+		cmd.ExtraFiles = []*os.File{childEnd}
+		// Pdeathsig fires when the spawning *thread* exits (golang/go#27505), not
+		// only the process: never spawn from a goroutine that locks its thread
+		// and then exits. Go's own threads do not exit otherwise. The worker
+		// also exits at its socket's EOF, which covers the parent's death too.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		if namespaces {
+			withNamespaces(cmd.SysProcAttr)
+		}
+		return cmd
+	}
+	namespaces := cfg.Namespaces && cfg.Confinement != ConfineOff
+	cmd := newCmd(namespaces)
+	err = cmd.Start()
+	if err != nil && namespaces && cfg.Confinement != ConfineStrict {
+		// No user namespaces here: best effort goes on without them (the
+		// worker's report says so).
+		cmd = newCmd(false)
+		err = cmd.Start()
+	}
+	if err != nil {
 		return nil, fmt.Errorf("%w: start %s: %v", ErrSpawn, command[0], err)
 	}
 	// From here a failure must kill and reap what we started.

@@ -73,6 +73,12 @@ type supervisor struct {
 	wmu      sync.Mutex
 	handlers sync.WaitGroup // calls being performed
 
+	// onHello, if set, is given the worker's hello once it has passed the
+	// checks, with what the parent applied itself (confinement.go).
+	onHello     func(h *wire.Hello, parentLimits string)
+	limitsNote  string // the rlimits set on the worker at start
+	limitsError error  // setting them failed
+
 	// Owned by run.
 	end        *endMsg
 	verdict    *Ending
@@ -93,6 +99,7 @@ func newSupervisor(ctx context.Context, cfg Config, req Request, p *proc, stopc 
 		output:  NewOutput(wire.OutputHeadChars, wire.OutputTailChars),
 		live:    true,
 	}
+	s.check.setting = cfg.Confinement
 	s.deadline = s.started.Add(req.Limits.Timeout())
 	s.hard = s.deadline.Add(cfg.Grace)
 	s.callCtx, s.cancelCalls = context.WithDeadline(context.Background(), s.deadline)
@@ -109,6 +116,8 @@ func (s *supervisor) run() *Ending {
 	go s.wait()
 	go s.drainStderr()
 
+	// The run's own rlimits, on the worker before its program is sent.
+	s.limitRun()
 	start := wire.Start{
 		Protocol: wire.ProtocolVersion,
 		RunID:    s.req.RunID,
@@ -117,7 +126,9 @@ func (s *supervisor) run() *Ending {
 		Input:    s.req.Input,
 	}
 	buf, err := wire.AppendFrame(nil, wire.TypeStart, start, []byte(s.req.Code))
-	if err != nil {
+	if s.limitsError != nil {
+		s.crash(RuleConfinement, s.limitsError.Error())
+	} else if err != nil {
 		s.crash(RuleUnexpected, fmt.Sprintf("cannot encode the start frame: %v", err))
 	} else {
 		// Taken here so the start goes out before any result can.
@@ -299,6 +310,10 @@ func (s *supervisor) onFrame(f wire.Frame) *Violation {
 		return v
 	}
 	switch m := msg.(type) {
+	case *wire.Hello:
+		if s.onHello != nil {
+			s.onHello(m, s.limitsNote)
+		}
 	case *callMsg:
 		if !s.live {
 			s.dropped++
@@ -419,6 +434,15 @@ func (s *supervisor) finish(exited bool) *Ending {
 	s.p.stderr.Close()
 	_ = removeAll(s.p.dir)
 
+	if exited {
+		if detail, ok := forbiddenCall(s.p.cmd.ProcessState, stderr); ok {
+			s.decide(&Ending{
+				Status: wire.StatusCrashed,
+				Error:  &wire.ErrorInfo{Name: "WorkerCrashed", Message: (&Violation{Rule: RuleConfinement, Detail: detail}).Error()},
+				Crash:  &Crash{Rule: RuleConfinement, Detail: detail},
+			})
+		}
+	}
 	if s.verdict == nil {
 		s.decide(&Ending{
 			Status: wire.StatusCrashed,

@@ -31,6 +31,7 @@ const (
 	RuleBadEnd        Rule = "invalid_end"
 	RuleAfterEnd      Rule = "frame_after_end"
 	RuleExitBeforeEnd Rule = "exit_before_end"
+	RuleConfinement   Rule = "confinement"
 )
 
 // rules says, for a person reading a crashed ending, what each rule is.
@@ -49,6 +50,7 @@ var rules = map[Rule]string{
 	RuleBadEnd:        "the end frame must carry a known status and, for returned, a value that is JSON within its cap",
 	RuleAfterEnd:      "nothing may follow the end frame",
 	RuleExitBeforeEnd: "a worker must send end before it exits",
+	RuleConfinement:   "a worker stays inside its confinement: no system call outside its seccomp policy, and with strict confinement every layer applied before it reads a program",
 }
 
 // Violation is a broken rule with what was seen.
@@ -87,6 +89,7 @@ type checker struct {
 	runID    string
 	limits   wire.Limits
 	tools    map[string]bool // "server\x00tool"
+	setting  Confinement     // what hello's report is checked against
 	hello    bool
 	ended    bool
 	lastID   uint64
@@ -128,6 +131,9 @@ func (c *checker) check(f wire.Frame) (any, *Violation) {
 		}
 		if h.Protocol != wire.ProtocolVersion {
 			return nil, violation(RuleHandshake, "worker speaks protocol %d, this parent %d: the worker binary is from another build; rebuild run-js-server", h.Protocol, wire.ProtocolVersion)
+		}
+		if v := checkConfinement(c.setting, h.Confinement); v != nil {
+			return nil, v
 		}
 		c.hello = true
 		return &h, nil

@@ -527,7 +527,7 @@ func TestCheckerUndecodableDetailIsBounded(t *testing.T) {
 
 func TestRulesAreDescribed(t *testing.T) {
 	all := []Rule{RuleUndecodable, RuleFrameTooLarge, RuleHandshake, RuleNoHandshake, RuleUnexpected, RuleUnknownRun,
-		RuleReusedCallID, RuleUnknownTool, RuleBadArguments, RuleArgsTooLarge, RuleTooManyCalls, RuleBadEnd, RuleAfterEnd, RuleExitBeforeEnd}
+		RuleReusedCallID, RuleUnknownTool, RuleBadArguments, RuleArgsTooLarge, RuleTooManyCalls, RuleBadEnd, RuleAfterEnd, RuleExitBeforeEnd, RuleConfinement}
 	seen := map[Rule]bool{}
 	for _, r := range all {
 		if rules[r] == "" {

@@ -1,0 +1,88 @@
+package worker
+
+// This file is the Landlock layer: no file system access, no TCP bind or
+// connect, abstract unix sockets and signals scoped to the worker's own
+// domain, down to what the kernel's Landlock ABI supports.
+
+import (
+	"fmt"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+
+	"github.com/run-js-server/run-js-server/pkg/wire"
+)
+
+// landlockConfig handles every access right go-landlock knows (V11) and
+// grants none; BestEffort drops what the running kernel lacks.
+var landlockConfig = landlock.V11.BestEffort()
+
+// landlockMaxABI is the newest ABI landlockConfig knows.
+const landlockMaxABI = 11
+
+// landlockFullABI is the first ABI with every right the issue asks for:
+// files (1), TCP bind and connect (4), abstract unix socket and signal
+// scoping (6). Strict confinement requires it.
+const landlockFullABI = 6
+
+// landlockABI is the ABI the ruleset is built for: the kernel's, capped at
+// what go-landlock knows, and 5 on a kernel whose ABI 6 signal scoping has
+// the known bug (go-landlock downgrades the same way).
+func landlockABI() int {
+	v, err := llsys.LandlockGetABIVersion()
+	if err != nil || v < 0 {
+		return 0
+	}
+	if v >= 6 {
+		if errata, err := llsys.LandlockGetErrata(); err != nil || errata&0x2 == 0 {
+			v = 5
+		}
+	}
+	return min(v, landlockMaxABI)
+}
+
+// applyLandlock restricts every thread of the process (go-landlock runs
+// landlock_restrict_self on each through libpsx) and returns the layer's
+// report and the ABI applied.
+//
+// go-landlock adds one rule on its own: reading the directory
+// /proc/<pid>/task, which libpsx lists after the call to find the threads
+// (go-landlock issue 39). Reading any file stays denied, and the seccomp
+// filter installed next denies opening anything at all.
+func applyLandlock() (wire.Layer, int) {
+	l := wire.Layer{Name: wire.LayerLandlock}
+	abi := landlockABI()
+	if abi == 0 {
+		l.How = "not applied"
+		l.Missing = "the kernel has no Landlock (CONFIG_SECURITY_LANDLOCK with landlock in the lsm= boot list, Linux 5.13+)"
+		return l, 0
+	}
+	if err := landlockConfig.Restrict(); err != nil {
+		l.How = "not applied"
+		l.Missing = fmt.Sprintf("landlock_restrict_self failed: %v", err)
+		return l, 0
+	}
+	l.Enforced = true
+	l.How = fmt.Sprintf("Landlock ABI %d, no rules: no file may be opened, created, read or written", abi)
+	var missing []string
+	if abi >= 4 {
+		l.How += "; no TCP bind or connect"
+	} else {
+		missing = append(missing, "TCP bind and connect are not restricted (needs Landlock ABI 4, Linux 6.7)")
+	}
+	if abi >= 6 {
+		l.How += "; abstract unix sockets and signals scoped to the worker itself"
+	} else {
+		missing = append(missing, "abstract unix sockets and signals are not scoped (needs Landlock ABI 6, Linux 6.12)")
+	}
+	if abi >= 10 {
+		l.How += "; no UDP bind or send"
+	}
+	for i, m := range missing {
+		if i > 0 {
+			l.Missing += "; "
+		}
+		l.Missing += m
+	}
+	return l, abi
+}
