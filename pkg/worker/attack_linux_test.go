@@ -10,8 +10,12 @@ package worker
 import (
 	"encoding/json"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -219,6 +223,30 @@ func attack(in attackInput, held int) string {
 		// 16 GiB, far above the run's heap plus the runtime's overhead,
 		// far below what the machine could reserve without the limit.
 		return sys(unix.SYS_MMAP, 0, 16<<30, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE, ^uintptr(0), 0)
+	case "go-runtime":
+		// Not an attack: what the Go runtime may do at any time once
+		// confined must still work. New threads (each goroutine below
+		// holds one, blocked), a collection, returning memory to the
+		// kernel, a timer.
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				runtime.LockOSThread()
+				_ = unix.Nanosleep(&unix.Timespec{Nsec: 20e6}, nil)
+			}()
+		}
+		wg.Wait()
+		garbage := make([][]byte, 0, 64)
+		for range 64 {
+			garbage = append(garbage, make([]byte, 1<<20))
+		}
+		garbage = nil
+		runtime.GC()
+		debug.FreeOSMemory()
+		time.Sleep(5 * time.Millisecond)
+		return "ok"
 	case "dup-past-nofile":
 		return sys(unix.SYS_DUP, WorkerFD)
 	}

@@ -7,8 +7,9 @@ package worker
 // The order matters:
 //  0. Before the Go runtime started (privileges_linux.go): capabilities
 //     dropped, securebits locked, no_new_privs set, on the only thread.
-//  1. The kept /proc/self/status descriptor is opened (jsrt), and the
-//     descriptors held are counted, while /proc can still be read.
+//  1. What needs a file is done while files can be opened: the kept
+//     /proc/self/status descriptor (jsrt), glibc's time zone, the Go
+//     runtime's poller; then the descriptors held are counted.
 //  2. Process-wide attributes: not dumpable; RLIMIT_CORE and RLIMIT_FSIZE.
 //  3. Landlock, on every thread (it makes and closes one descriptor).
 //  4. RLIMIT_NOFILE, now that no descriptor will be made.
@@ -63,6 +64,7 @@ func confineLayers(setting Confinement, mask layerMask) (*wire.Confinement, bool
 	// starts at its first timer (a garbage collection's scavenger sleeps
 	// on one) and could not start once confined.
 	statusFD := jsrt.StatusFD()
+	prepareLibc()                               // the time zone file, the malloc arena count (libc_linux.go)
 	time.AfterFunc(time.Hour, func() {}).Stop() // a func timer enters the heap at once; a channel timer would not
 	openFDs := highestFD() + 1
 	ns := namespaceLayer()

@@ -122,6 +122,7 @@ var attackCases = []attackCase{
 	{name: "pread another descriptor", mode: "attack-all", attack: "pread-other-fd", want: "crash:pread64"},
 	{name: "setsockopt other than a timeout", mode: "attack-all", attack: "setsockopt-other", want: "crash:setsockopt"},
 	{name: "dup a descriptor", mode: "attack-all", attack: "dup-past-nofile", want: "crash:dup"},
+	{name: "not an attack: new threads, a collection, a timer", mode: "attack-all", attack: "go-runtime", want: "errno:ok"},
 	{name: "write past RLIMIT_FSIZE", mode: "attack-all", attack: "write-past-fsize", want: "errno:EFBIG"},
 	{name: "allocate past RLIMIT_AS", mode: "attack-all", attack: "allocate-past-as", want: "errno:ENOMEM", noRace: true},
 
@@ -455,5 +456,27 @@ func TestAddressSpaceLimitIsABackstop(t *testing.T) {
 		e := runProgram(t, Request{Code: `const a = []; while (true) a.push("x".repeat(4096) + a.length);`,
 			Limits: wire.Limits{MemoryBytes: mem, TimeoutMs: 60_000}})
 		wantStatus(t, e, wire.StatusOutOfMemory)
+	}
+}
+
+// TestConfinedWorkerRunsPrograms runs programs that reach the C library's
+// and the Go runtime's lazy paths (a first local-time conversion reads the
+// time zone file; big reallocations; a collection) in confined workers:
+// each must end as it would unconfined, not killed by the filter.
+func TestConfinedWorkerRunsPrograms(t *testing.T) {
+	for _, tc := range []struct{ name, code, want string }{
+		{"local time", `const d = new Date(0); return [typeof d.toString(), d.getTimezoneOffset() === d.getTimezoneOffset(), new Date(2020, 1, 1).getMonth(), typeof d.toLocaleString()].join()`, `"string,true,1,string"`},
+		{"date parsing", `return Date.parse("2020-01-02T03:04:05") > 0 && !isNaN(new Date("March 7, 2021").getTime())`, `true`},
+		{"growing strings and arrays", `let s = ""; for (let i = 0; i < 2e5; i++) s += "x"; const a = []; for (let i = 0; i < 1e6; i++) a.push(i); return s.length + a.length`, `1200000`},
+		{"sorting, regexps, JSON", `const a = Array.from({length: 5e4}, (_, i) => (i * 7919) % 5e4); a.sort((x, y) => x - y); return /^(\d+,){3}/.test(a.join()) && JSON.parse(JSON.stringify(a)).length`, `50000`},
+		{"garbage", `for (let i = 0; i < 50; i++) { let t = []; for (let j = 0; j < 2e4; j++) t.push({j}); } return "done"`, `"done"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := runProgram(t, Request{Code: tc.code, Limits: wire.Limits{TimeoutMs: 30_000}})
+			wantStatus(t, e, wire.StatusReturned)
+			if string(e.Value) != tc.want {
+				t.Fatalf("returned %s, want %s", e.Value, tc.want)
+			}
+		})
 	}
 }

@@ -86,7 +86,7 @@ var seccompPolicy = append([]sysRule{
 	{nr: unix.SYS_SCHED_GETAFFINITY, name: "sched_getaffinity", why: "glibc and the Go runtime read the CPU set when threads start"},
 	{nr: unix.SYS_GETRANDOM, name: "getrandom", why: "the Go runtime reseeds its random source when the vDSO cannot"},
 	{nr: unix.SYS_RESTART_SYSCALL, name: "restart_syscall", why: "the kernel restarts a sleep interrupted by a signal"},
-	{nr: unix.SYS_EXIT, name: "exit", why: "a thread ends"},
+	{nr: unix.SYS_EXIT, name: "exit", why: "a thread ends (a Go thread locked to a goroutine that exits)"},
 	{nr: unix.SYS_EXIT_GROUP, name: "exit_group", why: "the worker ends after its end frame"},
 }, raceSyscalls...)
 
