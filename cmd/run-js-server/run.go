@@ -29,6 +29,7 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	format := fs.String("format", "json", "json: the ending as one JSON object; text: what an agent would read")
 	config := fs.String("config", "", "a gateway config naming downstream MCP servers (default: $"+configEnv+"; none: no tools)")
 	demo := fs.Bool("demo", false, "add the built-in demo issue tracker as server demo")
+	confinement := fs.String("confinement", "best-effort", "how the worker confines itself before it reads the program (Linux): strict (refuse if a layer is missing), best-effort, or off (debugging only)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: run-js-server run [flags] FILE|-\n\nRuns one JavaScript program (the body of an async function) in a fresh worker\nand prints how it ended. Exit status: 0 returned, 1 any other ending, 2 usage error.\n\nFlags:")
 		fs.PrintDefaults()
@@ -48,6 +49,13 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if *format != "json" && *format != "text" {
 		return fail("--format %q: use json or text", *format)
+	}
+	conf, err := worker.ParseConfinement(*confinement)
+	if err != nil {
+		return fail("--%v", err)
+	}
+	if conf == worker.ConfineOff {
+		fmt.Fprintln(stderr, "run-js-server run: warning: --confinement off: the worker runs unconfined, as a process of your user with your access (for debugging only)")
 	}
 	mem, err := parseSize(*memory)
 	if err != nil {
@@ -72,7 +80,7 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	g, err := newGateway(ctx, *config, *demo, 0, stderr)
+	g, err := newGateway(ctx, *config, *demo, worker.Config{Confinement: conf}, stderr)
 	if err != nil {
 		return fail("%v", err)
 	}

@@ -66,7 +66,7 @@ func confineLayers(setting Confinement, mask layerMask) (*wire.Confinement, bool
 	statusFD := jsrt.StatusFD()
 	prepareLibc()                               // the time zone file, the malloc arena count (libc_linux.go)
 	time.AfterFunc(time.Hour, func() {}).Stop() // a func timer enters the heap at once; a channel timer would not
-	openFDs := highestFD() + 1
+	openFDs := lowestFreeFD()
 	ns := namespaceLayer()
 
 	// 2. Process-wide attributes.
@@ -154,15 +154,18 @@ func applySeccomp(facts filterFacts) wire.Layer {
 		}
 		return l
 	}
-	checked := 0
+	allowed, checked := 0, 0
 	for _, r := range seccompPolicy {
+		if r.errno == 0 {
+			allowed++
+		}
 		if len(r.allowIf) > 0 || r.killIf != nil {
 			checked++
 		}
 	}
 	l.Enforced = true
 	l.How = fmt.Sprintf("an allowlist of %d system calls (%d with their arguments checked: no executable memory, clone only for threads, signals only to itself), on every thread (TSYNC); any other call kills the worker (SIGSYS) and ends the run crashed, rule confinement; clone3 answers ENOSYS",
-		len(seccompPolicy), checked)
+		allowed, checked)
 	if raceBuild {
 		l.How += fmt.Sprintf("; race-detector build: %d of them only for its runtime", len(raceSyscalls))
 	}
@@ -246,29 +249,16 @@ func namespaceLayer() wire.Layer {
 	return l
 }
 
-// highestFD is the highest descriptor the process holds, from /proc/self/fd
-// (the descriptor used to list it excluded), or 2 if it cannot be read.
-func highestFD() int {
-	dir, err := unix.Open("/proc/self/fd", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+// lowestFreeFD is the lowest descriptor number not in use: RLIMIT_NOFILE
+// set to it leaves no number a new descriptor could take (those held above
+// a hole stay usable; the limit binds only new ones).
+func lowestFreeFD() int {
+	fd, err := unix.FcntlInt(0, unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
-		return 2
+		return maxWorkerFiles
 	}
-	defer unix.Close(dir)
-	high := 2
-	buf := make([]byte, 4096)
-	for {
-		n, err := unix.Getdents(dir, buf)
-		if err != nil || n <= 0 {
-			return high
-		}
-		names := make([]string, 0, 16)
-		_, _, names = unix.ParseDirent(buf[:n], -1, names)
-		for _, name := range names {
-			if fd, err := strconv.Atoi(name); err == nil && fd != dir && fd > high {
-				high = fd
-			}
-		}
-	}
+	unix.Close(fd)
+	return fd
 }
 
 func readSmallFile(path string) ([]byte, error) {

@@ -8,6 +8,7 @@ package worker
 
 import (
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/run-js-server/run-js-server/pkg/wire"
@@ -32,3 +33,6 @@ func limitRun(pid int, l wire.Limits, grace time.Duration) (string, error) {
 
 // forbiddenCall: no seccomp here, so no death by it.
 func forbiddenCall(ps *os.ProcessState, stderr string) (string, bool) { return "", false }
+
+// withNamespaces: no namespaces here.
+func withNamespaces(attr *syscall.SysProcAttr) {}

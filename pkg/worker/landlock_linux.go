@@ -5,10 +5,13 @@ package worker
 // domain, down to what the kernel's Landlock ABI supports.
 
 import (
+	"errors"
 	"fmt"
+	"os"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
 
 	"github.com/run-js-server/run-js-server/pkg/wire"
 )
@@ -41,14 +44,18 @@ func landlockABI() int {
 	return min(v, landlockMaxABI)
 }
 
-// applyLandlock restricts every thread of the process (go-landlock runs
-// landlock_restrict_self on each through libpsx) and returns the layer's
-// report and the ABI applied.
+// applyLandlock restricts every thread of the process and returns the
+// layer's report and the ABI applied. go-landlock builds the ruleset (and
+// drops what the kernel's ABI lacks); its libpsx call enforces it on each
+// thread. That is go-landlock's Restrict less its no_new_privs round, which
+// the constructor made needless (privileges_linux.go): each libpsx round
+// signals every thread, about 100 µs here.
 //
-// go-landlock adds one rule on its own: reading the directory
-// /proc/<pid>/task, which libpsx lists after the call to find the threads
-// (go-landlock issue 39). Reading any file stays denied, and the seccomp
-// filter installed next denies opening anything at all.
+// The ruleset has one rule: reading the directory /proc/<pid>/task, which
+// libpsx lists after the call to find the threads, and kills the process
+// if it cannot (go-landlock issue 39; Restrict adds the same rule). Reading
+// any file stays denied, and the seccomp filter installed next denies
+// opening anything at all.
 func applyLandlock() (wire.Layer, int) {
 	l := wire.Layer{Name: wire.LayerLandlock}
 	abi := landlockABI()
@@ -57,13 +64,22 @@ func applyLandlock() (wire.Layer, int) {
 		l.Missing = "the kernel has no Landlock (CONFIG_SECURITY_LANDLOCK with landlock in the lsm= boot list, Linux 5.13+)"
 		return l, 0
 	}
-	if err := landlockConfig.Restrict(); err != nil {
+	psxTasks := landlock.PathAccess(llsys.AccessFSReadDir, fmt.Sprintf("/proc/%d/task", os.Getpid()))
+	fd, flags, err := landlockConfig.NewRulesetFD(psxTasks)
+	if err == nil && fd < 0 {
+		err = errors.New("go-landlock made no ruleset")
+	}
+	if err == nil {
+		err = llsys.AllThreadsLandlockRestrictSelf(fd, flags)
+		unix.Close(fd)
+	}
+	if err != nil {
 		l.How = "not applied"
 		l.Missing = fmt.Sprintf("landlock_restrict_self failed: %v", err)
 		return l, 0
 	}
 	l.Enforced = true
-	l.How = fmt.Sprintf("Landlock ABI %d, no rules: no file may be opened, created, read or written", abi)
+	l.How = fmt.Sprintf("Landlock ABI %d: no file may be opened, created, read or written (only /proc/<pid>/task may be listed, for libpsx)", abi)
 	var missing []string
 	if abi >= 4 {
 		l.How += "; no TCP bind or connect"

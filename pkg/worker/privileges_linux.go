@@ -21,6 +21,7 @@ package worker
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/capability.h>
 
@@ -34,6 +35,7 @@ struct rjs_privileges {
 	int ambient_errno;
 	int capset_errno;
 	int nnp_errno;
+	long long nanos;           // how long it took
 };
 
 struct rjs_privileges rjs_privileges;
@@ -54,6 +56,8 @@ __attribute__((constructor)) static void rjs_drop_privileges(int argc, char **ar
 		}
 	}
 	rjs_privileges.ran = 1;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 
 	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
 	struct __user_cap_data_struct data[2];
@@ -93,11 +97,16 @@ __attribute__((constructor)) static void rjs_drop_privileges(int argc, char **ar
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
 		rjs_privileges.nnp_errno = errno;
 	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	rjs_privileges.nanos = (t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec);
 }
 */
 import "C"
 
-import "syscall"
+import (
+	"syscall"
+	"time"
+)
 
 // earlyPrivileges is what the constructor did.
 type earlyPrivileges struct {
@@ -109,6 +118,7 @@ type earlyPrivileges struct {
 	ambientErr      error
 	capsetErr       error
 	nnpErr          error
+	took            time.Duration
 }
 
 func readEarlyPrivileges() earlyPrivileges {
@@ -128,5 +138,6 @@ func readEarlyPrivileges() earlyPrivileges {
 		ambientErr:      errOf(p.ambient_errno),
 		capsetErr:       errOf(p.capset_errno),
 		nnpErr:          errOf(p.nnp_errno),
+		took:            time.Duration(p.nanos),
 	}
 }

@@ -32,7 +32,7 @@ const cpuStartAllowance = time.Second
 
 // rlimitFacts are what the values depend on.
 type rlimitFacts struct {
-	openFDs int         // the worker's highest open descriptor + 1
+	openFDs int         // the lowest descriptor number the worker does not use
 	limits  wire.Limits // the run's (normalized)
 	grace   time.Duration
 }
@@ -60,7 +60,7 @@ var rlimitPolicy = []rlimitRule{
 		why: "the worker writes no file: any write to a regular file fails with EFBIG (the Go runtime ignores SIGXFSZ)"},
 	{resource: unix.RLIMIT_NOFILE, name: "nofile", value: func(f rlimitFacts) (uint64, bool, string) {
 		return uint64(f.openFDs), true, ""
-	}, why: "just above the descriptors it holds (stdio, its socket, the Go poller, /proc/self/status): it can make no new one"},
+	}, why: "just above the descriptors it holds (stdio, its socket, the Go poller, /proc/self/status): no number is left for a new one"},
 	{resource: unix.RLIMIT_AS, name: "as", byParent: true, value: func(f rlimitFacts) (uint64, bool, string) {
 		if raceBuild {
 			return 0, false, "not set: the race detector maps terabytes of shadow memory"

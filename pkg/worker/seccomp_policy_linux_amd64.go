@@ -34,9 +34,8 @@ const (
 	cloneThreadFlags = unix.CLONE_THREAD | unix.CLONE_VM
 )
 
-// seccompPolicy is the allowlist. The order is the filter's order: the
-// kernel caches the verdict of calls allowed without argument checks, so
-// order matters only for the checked ones, which come first.
+// seccompPolicy is the allowlist, grouped for the reader; the compiler
+// sorts it for its search.
 var seccompPolicy = append([]sysRule{
 	// Checked arguments.
 	{nr: unix.SYS_MMAP, name: "mmap", why: "memory for QuickJS (glibc malloc), the Go heap and thread stacks; never executable: QuickJS-ng has no JIT",

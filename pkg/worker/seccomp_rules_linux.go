@@ -4,7 +4,9 @@ package worker
 // BPF (golang.org/x/net/bpf). The policy itself is data: seccomp_policy_*.go.
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
@@ -78,8 +80,13 @@ const x32SyscallBit = 0x40000000
 // compileSeccomp turns a policy into a classic BPF program for seccomp:
 //
 //	check the architecture (anything else: kill the process)
-//	for each rule, in order: if nr matches, its block, which always returns
-//	default: SECCOMP_RET_TRAP
+//	a binary search on the call's number, down to runs of a few rules;
+//	a matching rule's block always returns; no match: SECCOMP_RET_TRAP
+//
+// The search keeps every path short: the kernel runs the program on each
+// call it does not answer from its cache (calls allowed whatever their
+// arguments are cached), and emulates it for every call number when the
+// filter is installed, which a linear chain made four times slower.
 //
 // It panics on a malformed policy (a duplicate system call, an argument out
 // of range, a check with no values, a block too long for a jump): that is a
@@ -102,14 +109,37 @@ func compileSeccomp(policy []sysRule, arch uint32, facts filterFacts) []bpf.Inst
 			panic(fmt.Sprintf("seccomp policy: %s (%d) is listed twice (also as %s)", r.name, r.nr, other))
 		}
 		seen[r.nr] = r.name
-		block := ruleBlock(r, facts)
-		if len(block) > 255 {
-			panic(fmt.Sprintf("seccomp policy: the block for %s is %d instructions; a jump spans at most 255", r.name, len(block)))
-		}
-		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(r.nr), SkipFalse: uint8(len(block))})
-		prog = append(prog, block...)
 	}
-	return append(prog, bpf.RetConstant{Val: retTrap})
+	sorted := slices.Clone(policy)
+	slices.SortFunc(sorted, func(a, b sysRule) int { return cmp.Compare(a.nr, b.nr) })
+	return append(prog, searchTree(sorted, facts)...)
+}
+
+// searchLeaf is how many rules a leaf of the search compares one by one.
+const searchLeaf = 4
+
+// searchTree is the search over rules (sorted by number), with the call's
+// number in the accumulator. Every path ends in a return.
+func searchTree(rules []sysRule, facts filterFacts) []bpf.Instruction {
+	if len(rules) <= searchLeaf {
+		var code []bpf.Instruction
+		for _, r := range rules {
+			block := ruleBlock(r, facts)
+			if len(block) > 255 {
+				panic(fmt.Sprintf("seccomp policy: the block for %s is %d instructions; a jump spans at most 255", r.name, len(block)))
+			}
+			code = append(code, bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(r.nr), SkipFalse: uint8(len(block))})
+			code = append(code, block...)
+		}
+		return append(code, bpf.RetConstant{Val: retTrap})
+	}
+	mid := len(rules) / 2
+	left, right := searchTree(rules[:mid], facts), searchTree(rules[mid:], facts)
+	if len(left) > 255 {
+		panic(fmt.Sprintf("seccomp policy: a branch of %d instructions; a jump spans at most 255", len(left)))
+	}
+	code := []bpf.Instruction{bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: uint32(rules[mid].nr), SkipTrue: uint8(len(left))}}
+	return append(append(code, left...), right...)
 }
 
 // ruleBlock is the code run when the call's number matches r. It always ends
