@@ -61,6 +61,7 @@ var seccompPolicy = append([]sysRule{
 	{nr: unix.SYS_RECVFROM, name: "recvfrom", why: "frames from the parent, blocking or not (fd 3)"},
 	{nr: unix.SYS_WRITE, name: "write", why: "frames to the parent (fd 3), crash reports to stderr"},
 	{nr: unix.SYS_EPOLL_PWAIT, name: "epoll_pwait", why: "the Go runtime's poller, made before confinement, is polled by its scheduler"},
+	{nr: unix.SYS_CLOSE, name: "close", why: "a garbage collection may close a descriptor whose file it frees; closing can only take from the worker"},
 
 	// Memory.
 	{nr: unix.SYS_BRK, name: "brk", why: "glibc malloc's main arena (QuickJS's heap)"},
@@ -136,7 +137,6 @@ var deniedOnPurpose = []sysRule{
 	{nr: unix.SYS_MEMFD_CREATE, name: "memfd_create", why: "no new descriptors"},
 	{nr: unix.SYS_IOCTL, name: "ioctl", why: "no device control"},
 	{nr: unix.SYS_PERF_EVENT_OPEN, name: "perf_event_open", why: "a large kernel attack surface"},
-	{nr: unix.SYS_CLOSE, name: "close", why: "the worker keeps what it holds; nothing opened, nothing to close"},
 	{nr: unix.SYS_DUP, name: "dup", why: "no new descriptors"},
 	{nr: unix.SYS_DUP3, name: "dup3", why: "no new descriptors"},
 	{nr: unix.SYS_FCNTL, name: "fcntl", why: "no new descriptors (F_DUPFD) or locks"},
