@@ -7,14 +7,20 @@ package worker
 // The order matters:
 //  0. Before the Go runtime started (privileges_linux.go): capabilities
 //     dropped, securebits locked, no_new_privs set, on the only thread.
-//  1. What needs a file is done while files can be opened: the kept
-//     /proc/self/status descriptor (jsrt), glibc's time zone, the Go
-//     runtime's poller; then the descriptors held are counted.
-//  2. Process-wide attributes: not dumpable; RLIMIT_CORE and RLIMIT_FSIZE.
-//  3. Landlock, on every thread (it makes and closes one descriptor).
-//  4. RLIMIT_NOFILE, now that no descriptor will be made.
+//  1. What needs a file or a new descriptor is done while it still can be:
+//     the kept /proc/self/status descriptor (jsrt), glibc's time zone and
+//     arena count (libc_linux.go), the Go runtime's poller; then the lowest
+//     free descriptor is noted (RLIMIT_NOFILE) and uid_map read.
+//  2. Not dumpable (process-wide).
+//  3. Landlock, on every thread (its ruleset descriptor is closed at once).
+//  4. The worker's rlimits: core, fsize, nofile.
 //  5. The SIGSYS reporter, then the seccomp filter on every thread (TSYNC).
 //  6. The report, from /proc/self/status through the kept descriptor.
+//
+// Any binary that runs a worker must keep //go:debug updatemaxprocs=0 and
+// containermaxprocs=0 in its main package: otherwise the Go runtime
+// re-reads the CPU limit (cgroup files, sched_getaffinity) while it runs,
+// and the filter kills the worker for it.
 
 import (
 	"bytes"
