@@ -97,6 +97,9 @@ func spawn(cfg Config) (p *proc, err error) {
 		cmd = newCmd(false)
 		err = cmd.Start()
 	}
+	if err != nil && namespaces && cfg.Confinement == ConfineStrict {
+		return nil, fmt.Errorf("%w: start %s in new namespaces (strict confinement; does this kernel allow unprivileged user namespaces? see user.max_user_namespaces): %v", ErrSpawn, command[0], err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: start %s: %v", ErrSpawn, command[0], err)
 	}
