@@ -51,11 +51,12 @@ func landlockABI() int {
 // the constructor made needless (privileges_linux.go): each libpsx round
 // signals every thread, about 100 µs here.
 //
-// The ruleset has one rule: reading the directory /proc/<pid>/task, which
-// libpsx lists after the call to find the threads, and kills the process
-// if it cannot (go-landlock issue 39; Restrict adds the same rule). Reading
-// any file stays denied, and the seccomp filter installed next denies
-// opening anything at all.
+// Before ABI 8 the ruleset has one rule: reading the directory
+// /proc/<pid>/task, which libpsx lists after the call to find the threads,
+// and kills the process if it cannot (go-landlock issue 39; Restrict adds
+// the same rule). Reading any file stays denied, and the seccomp filter
+// installed next denies opening anything at all. From ABI 8 the kernel
+// applies the ruleset to every thread itself (TSYNC), with no rule at all.
 func applyLandlock() (wire.Layer, int) {
 	l := wire.Layer{Name: wire.LayerLandlock}
 	abi := landlockABI()
@@ -64,13 +65,22 @@ func applyLandlock() (wire.Layer, int) {
 		l.Missing = "the kernel has no Landlock (CONFIG_SECURITY_LANDLOCK with landlock in the lsm= boot list, Linux 5.13+)"
 		return l, 0
 	}
-	psxTasks := landlock.PathAccess(llsys.AccessFSReadDir, fmt.Sprintf("/proc/%d/task", os.Getpid()))
-	fd, flags, err := landlockConfig.NewRulesetFD(psxTasks)
+	var rules []landlock.Rule
+	if abi < 8 {
+		rules = append(rules, landlock.PathAccess(llsys.AccessFSReadDir, fmt.Sprintf("/proc/%d/task", os.Getpid())))
+	}
+	fd, flags, err := landlockConfig.NewRulesetFD(rules...)
 	if err == nil && fd < 0 {
 		err = errors.New("go-landlock made no ruleset")
 	}
 	if err == nil {
-		err = llsys.AllThreadsLandlockRestrictSelf(fd, flags)
+		if abi >= 8 {
+			// The kernel enforces it on every thread itself (Linux 7.0):
+			// no libpsx round, no rule for it.
+			err = llsys.LandlockRestrictSelf(fd, flags|llsys.FlagRestrictSelfTSync)
+		} else {
+			err = llsys.AllThreadsLandlockRestrictSelf(fd, flags)
+		}
 		unix.Close(fd)
 	}
 	if err != nil {
@@ -79,7 +89,10 @@ func applyLandlock() (wire.Layer, int) {
 		return l, 0
 	}
 	l.Enforced = true
-	l.How = fmt.Sprintf("Landlock ABI %d: no file may be opened, created, read or written (only /proc/<pid>/task may be listed, for libpsx)", abi)
+	l.How = fmt.Sprintf("Landlock ABI %d: no file may be opened, created, read or written", abi)
+	if abi < 8 {
+		l.How += " (only /proc/<pid>/task may be listed, for libpsx)"
+	}
 	var missing []string
 	if abi >= 4 {
 		l.How += "; no TCP bind or connect"
