@@ -42,6 +42,9 @@ const heldFileName = "held-before-confinement"
 
 func attackWorker(mode string) {
 	fd := WorkerFD
+	if mode == "attack-liar" {
+		liar()
+	}
 	closeInherited(fd)
 	held, _ := unix.Open(heldFileName, unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
 	jsrt.Prepare() // the threads and memory of a real worker
@@ -284,4 +287,16 @@ func errnoOf(err error) string {
 		return errnoName(e)
 	}
 	return err.Error()
+}
+
+// liar is a worker that confines nothing and says nothing of it in its
+// hello, then tells stderr whatever program reaches it, and exits.
+func liar() {
+	f := os.NewFile(WorkerFD, "parent")
+	_ = wire.WriteFrame(f, wire.TypeHello, wire.Hello{Protocol: wire.ProtocolVersion, PID: os.Getpid()}, nil)
+	fr, err := wire.NewReader(f, wire.MaxStartFrame).Next()
+	if err == nil {
+		fmt.Fprintf(os.Stderr, "received the program: %s\n", fr.Payload)
+	}
+	os.Exit(0)
 }

@@ -301,6 +301,13 @@ func TestConfinedWorkerStatus(t *testing.T) {
 	}
 }
 
+func crashStderr(e *Ending) string {
+	if e.Crash == nil {
+		return ""
+	}
+	return e.Crash.Stderr
+}
+
 func grepLines(s string, prefixes ...string) string {
 	var out []string
 	for _, line := range strings.Split(s, "\n") {
@@ -345,10 +352,22 @@ func TestStrictConfinement(t *testing.T) {
 		b, _ := json.MarshalIndent(e, "", "  ")
 		t.Fatalf("a worker without its seccomp layer was not refused, naming it:\n%s", b)
 	}
-	e = runWith(t, strict("exit-before-end"), Request{})
+	// A worker that reports nothing is refused, and never gets the program:
+	// under strict, the start frame waits for a hello that passes.
+	const program = "return 'the program'"
+	e = runWith(t, strict("attack-liar"), Request{Code: program})
 	if e.Crash == nil || e.Crash.Rule != RuleConfinement || !strings.Contains(e.Crash.Detail, "reports no confinement") {
 		b, _ := json.MarshalIndent(e, "", "  ")
 		t.Fatalf("a worker whose hello reports nothing was not refused:\n%s", b)
+	}
+	if strings.Contains(e.Crash.Stderr, "the program") {
+		t.Fatalf("the program reached a worker that was refused: %q", e.Crash.Stderr)
+	}
+	// Control: under best-effort the same worker is given the program.
+	e = runWith(t, testConfig("attack-liar"), Request{Code: program})
+	if !strings.Contains(crashStderr(e), "received the program: "+program) {
+		b, _ := json.MarshalIndent(e, "", "  ")
+		t.Fatalf("control: the liar did not receive the program under best-effort:\n%s", b)
 	}
 }
 

@@ -74,10 +74,13 @@ type supervisor struct {
 	handlers sync.WaitGroup // calls being performed
 
 	// onHello, if set, is given the worker's hello once it has passed the
-	// checks, with what the parent applied itself (confinement.go).
+	// checks, with what the parent applied itself (confine_parent.go).
 	onHello     func(h *wire.Hello, parentLimits string)
 	limitsNote  string // the rlimits set on the worker at start
 	limitsError error  // setting them failed
+	// heldStart is the start frame, held back under strict confinement
+	// until the worker's hello has shown it confined (under mu).
+	heldStart []byte
 
 	// Owned by run.
 	end        *endMsg
@@ -130,6 +133,10 @@ func (s *supervisor) run() *Ending {
 		s.crash(RuleConfinement, s.limitsError.Error())
 	} else if err != nil {
 		s.crash(RuleUnexpected, fmt.Sprintf("cannot encode the start frame: %v", err))
+	} else if s.cfg.Confinement == ConfineStrict {
+		s.mu.Lock()
+		s.heldStart = buf // sent by onFrame once hello has passed the strict check
+		s.mu.Unlock()
 	} else {
 		// Taken here so the start goes out before any result can.
 		s.wmu.Lock()
@@ -313,6 +320,11 @@ func (s *supervisor) onFrame(f wire.Frame) *Violation {
 	case *wire.Hello:
 		if s.onHello != nil {
 			s.onHello(m, s.limitsNote)
+		}
+		if buf := s.heldStart; buf != nil && s.live {
+			s.heldStart = nil
+			s.wmu.Lock() // before any result can be written: none is due yet
+			go s.writeLocked(buf)
 		}
 	case *callMsg:
 		if !s.live {
