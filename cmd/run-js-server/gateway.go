@@ -59,9 +59,9 @@ func loadConfig(path string, demo bool) (*mcpgw.Config, error) {
 }
 
 // newGateway loads the config and connects to its servers, logging to stderr.
-// A serving gateway keeps spare workers; one that runs a single program
-// does not.
-func newGateway(ctx context.Context, configPath string, demo bool, spares int, stderr io.Writer) (*mcpgw.Gateway, error) {
+// A serving gateway keeps spare workers (wc.Spares); one that runs a single
+// program does not.
+func newGateway(ctx context.Context, configPath string, demo bool, wc worker.Config, stderr io.Writer) (*mcpgw.Gateway, error) {
 	cfg, err := loadConfig(configPath, demo)
 	if err != nil {
 		return nil, err
@@ -70,7 +70,7 @@ func newGateway(ctx context.Context, configPath string, demo bool, spares int, s
 	for _, w := range cfg.Warnings {
 		log.Warn(w)
 	}
-	g, err := mcpgw.New(cfg, mcpgw.Options{Version: version, Log: log, Worker: worker.Config{Spares: spares}})
+	g, err := mcpgw.New(cfg, mcpgw.Options{Version: version, Log: log, Worker: wc})
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func serveCmd(args []string, stderr io.Writer) int {
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	g, err := newGateway(ctx, *config, *demo, mcpgw.DefaultSpares, stderr)
+	g, err := newGateway(ctx, *config, *demo, worker.Config{Spares: mcpgw.DefaultSpares}, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "run-js-server: %v\n", err)
 		return exitUsage
@@ -135,7 +135,7 @@ func toolsCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitUsage
 	}
-	g, err := newGateway(context.Background(), *config, *demo, 0, stderr)
+	g, err := newGateway(context.Background(), *config, *demo, worker.Config{}, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "run-js-server tools: %v\n", err)
 		return exitUsage
