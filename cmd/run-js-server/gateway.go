@@ -58,10 +58,14 @@ func loadConfig(path string, demo bool) (*mcpgw.Config, error) {
 	return cfg, nil
 }
 
+// confinementUsage is the --confinement flag's help, for run and serve.
+const confinementUsage = "how each worker confines itself before it reads a program (Linux): strict (refuse runs in a worker that lacks a layer), best-effort (every layer the kernel has), or off (debugging only); default: the config's limits.confinement, else best-effort"
+
 // newGateway loads the config and connects to its servers, logging to stderr.
 // A serving gateway keeps spare workers (wc.Spares); one that runs a single
-// program does not.
-func newGateway(ctx context.Context, configPath string, demo bool, wc worker.Config, stderr io.Writer) (*mcpgw.Gateway, error) {
+// program does not. confinement is the --confinement flag: "" takes the
+// config's setting (best-effort when it has none).
+func newGateway(ctx context.Context, configPath string, demo bool, confinement string, wc worker.Config, stderr io.Writer) (*mcpgw.Gateway, error) {
 	cfg, err := loadConfig(configPath, demo)
 	if err != nil {
 		return nil, err
@@ -69,6 +73,15 @@ func newGateway(ctx context.Context, configPath string, demo bool, wc worker.Con
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	for _, w := range cfg.Warnings {
 		log.Warn(w)
+	}
+	wc.Confinement = cfg.Confinement
+	if confinement != "" {
+		if wc.Confinement, err = worker.ParseConfinement(confinement); err != nil {
+			return nil, fmt.Errorf("--%v", err)
+		}
+		if wc.Confinement == worker.ConfineOff {
+			fmt.Fprintln(stderr, "run-js-server: warning: --confinement off: workers run unconfined, as processes of your user with your access (for debugging only)")
+		}
 	}
 	g, err := mcpgw.New(cfg, mcpgw.Options{Version: version, Log: log, Worker: wc})
 	if err != nil {
@@ -84,6 +97,7 @@ func serveCmd(args []string, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	config := fs.String("config", "", "the gateway config (default: $"+configEnv+"; none: no downstream servers)")
 	demo := fs.Bool("demo", false, "add the built-in demo issue tracker as server demo")
+	confinement := fs.String("confinement", "", confinementUsage)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitReturned
@@ -96,12 +110,22 @@ func serveCmd(args []string, stderr io.Writer) int {
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	g, err := newGateway(ctx, *config, *demo, worker.Config{Spares: mcpgw.DefaultSpares}, stderr)
+	g, err := newGateway(ctx, *config, *demo, *confinement, worker.Config{Spares: mcpgw.DefaultSpares}, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "run-js-server: %v\n", err)
 		return exitUsage
 	}
 	defer g.Close()
+	// One worker reports its confinement now, so that server_info is true
+	// from the start; with strict confinement a host that lacks a layer is
+	// refused here rather than at every run.
+	if err := g.ProbeConfinement(ctx); err != nil {
+		fmt.Fprintf(stderr, "run-js-server: %v\n", err)
+		if errors.Is(err, worker.ErrConfinement) {
+			return exitUsage
+		}
+		return exitEnded
+	}
 	if err := mcpgw.NewServer(g).Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
 		fmt.Fprintf(stderr, "run-js-server: %v\n", err)
 		return exitEnded
@@ -135,7 +159,7 @@ func toolsCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitUsage
 	}
-	g, err := newGateway(context.Background(), *config, *demo, worker.Config{}, stderr)
+	g, err := newGateway(context.Background(), *config, *demo, "", worker.Config{}, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "run-js-server tools: %v\n", err)
 		return exitUsage

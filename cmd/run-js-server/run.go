@@ -37,7 +37,7 @@ func newRunFlags(stderr io.Writer) *runFlags {
 	f.format = fs.String("format", "json", "json: the ending as one JSON object; text: what an agent would read")
 	f.config = fs.String("config", "", "a gateway config naming downstream MCP servers (default: $"+configEnv+"; none: no tools)")
 	f.demo = fs.Bool("demo", false, "add the built-in demo issue tracker as server demo")
-	f.confinement = fs.String("confinement", worker.ConfineBestEffort.String(), "how the worker confines itself before it reads the program (Linux): strict (refuse if a layer is missing), best-effort, or off (debugging only)")
+	f.confinement = fs.String("confinement", "", confinementUsage)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: run-js-server run [flags] FILE|-\n\nRuns one JavaScript program (the body of an async function) in a fresh worker\nand prints how it ended. Exit status: 0 returned, 1 any other ending, 2 usage error.\n\nFlags:")
 		fs.PrintDefaults()
@@ -63,17 +63,10 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if bad != "" {
 		return fail("%s", bad)
 	}
-	conf, err := worker.ParseConfinement(*f.confinement)
-	if err != nil {
-		return fail("--%v", err)
-	}
-	if conf == worker.ConfineOff {
-		fmt.Fprintln(stderr, "run-js-server run: warning: --confinement off: the worker runs unconfined, as a process of your user with your access (for debugging only)")
-	}
 
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	g, err := newGateway(ctx, *f.config, *f.demo, worker.Config{Confinement: conf}, stderr)
+	g, err := newGateway(ctx, *f.config, *f.demo, *f.confinement, worker.Config{}, stderr)
 	if err != nil {
 		return fail("%v", err)
 	}

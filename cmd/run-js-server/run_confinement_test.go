@@ -31,3 +31,12 @@ func TestRunConfinementFlag(t *testing.T) {
 		})
 	}
 }
+
+// TestServeConfinementFlag: serving refuses a confinement setting it does not
+// know, before it serves anything, and says what to write.
+func TestServeConfinementFlag(t *testing.T) {
+	var stderr strings.Builder
+	if code := serveCmd([]string{"--confinement", "loose"}, &stderr); code != exitUsage || !strings.Contains(stderr.String(), `confinement "loose": use strict, best-effort or off`) {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+}
