@@ -149,12 +149,6 @@ const (
 	StatusCrashed     Status = "crashed"
 )
 
-// WorkerStatuses are the endings a worker may report in its end frame.
-var WorkerStatuses = map[Status]bool{
-	StatusReturned: true, StatusThrew: true, StatusStalled: true,
-	StatusTimedOut: true, StatusOutOfMemory: true, StatusStopped: true,
-}
-
 // ErrorInfo describes a thrown value or the reason of an ending.
 type ErrorInfo struct {
 	Name    string `json:"name"`
