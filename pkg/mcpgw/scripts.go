@@ -238,11 +238,7 @@ wait:
 	r := runningReport{Status: "running", ScriptID: sc.id(), AgeMs: time.Since(sc.started).Milliseconds(), Output: p.Output, Calls: p.Calls}
 	var b strings.Builder
 	fmt.Fprintf(&b, "running: script %s is still running after %s; wait_js {scriptId} waits for more, stop_js stops it.\n", sc.id(), time.Since(sc.started).Round(time.Millisecond))
-	fmt.Fprintf(&b, "calls so far: %d sent, %d answered\n", p.Calls.Total, p.Calls.Answered)
-	if p.Output.Text != "" {
-		b.WriteString("output since the last return:\n")
-		b.WriteString(p.Output.Text)
-	}
+	b.WriteString(p.Text())
 	return textResult(false, b.String(), r)
 }
 
