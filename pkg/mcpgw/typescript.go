@@ -283,6 +283,21 @@ func (p *TSProgram) MapEnding(e *worker.Ending) *worker.Ending {
 	return &out
 }
 
+// ParsesAsTypeScript reports whether a run of source as JavaScript ended
+// because it did not compile (a SyntaxError whose stack is only the
+// position QuickJS gives while compiling, before any call or output) and
+// source parses as TypeScript. Only a program that failed to compile pays
+// for the parse.
+func ParsesAsTypeScript(source string, e *worker.Ending) bool {
+	if e == nil || e.Status != wire.StatusThrew || e.Error == nil || e.Error.Name != "SyntaxError" ||
+		e.Calls.Total != 0 || e.Output.Text != "" ||
+		!strings.HasPrefix(e.Error.Stack, "    at program.js:") || strings.Contains(e.Error.Stack, "\n") {
+		return false
+	}
+	_, err := CompileTS(source)
+	return err == nil
+}
+
 // splitLines splits a program at its line terminators as JavaScript (and
 // esbuild's positions) count them: \n, \r\n, \r, U+2028 and U+2029.
 func splitLines(s string) []string {
