@@ -75,15 +75,21 @@ const (
 const tsFile = "program.ts"
 
 // tsTransformOptions: TypeScript to JavaScript of the same syntax level
-// (QuickJS-ng runs modern JavaScript), non-ASCII text kept as it is, and a
-// source map of the positions.
+// (QuickJS-ng runs modern JavaScript), non-ASCII text kept as it is.
 var tsTransformOptions = api.TransformOptions{
-	Loader:         api.LoaderTS,
-	Sourcemap:      api.SourceMapExternal,
-	SourcesContent: api.SourcesContentExclude,
-	Charset:        api.CharsetUTF8,
-	LogLevel:       api.LogLevelSilent,
+	Loader:   api.LoaderTS,
+	Charset:  api.CharsetUTF8,
+	LogLevel: api.LogLevelSilent,
 }
+
+// tsMapOptions are tsTransformOptions with a source map of the positions.
+// The map costs about a sixth more, so it is made only when a position is
+// to be mapped: esbuild prints the same code with or without it.
+var tsMapOptions = func() api.TransformOptions {
+	o := tsTransformOptions
+	o.Sourcemap, o.SourcesContent = api.SourceMapExternal, api.SourcesContentExclude
+	return o
+}()
 
 // TSProgram is a TypeScript program with its types stripped: the
 // JavaScript a worker runs, and what it takes to point positions in that
@@ -93,13 +99,14 @@ type TSProgram struct {
 	// esbuild printed (its runtime helpers, if any, first).
 	JS string
 
+	wrapped  string   // what esbuild was given
+	code     string   // what esbuild printed
 	source   []string // the TypeScript's lines
 	jsLines  []string // JS's lines
 	genLines []int    // for each line of JS, its 0-based line in esbuild's output
-	rawMap   []byte   // esbuild's source map of its output, parsed on first use
 
 	once sync.Once
-	m    *sourceMap // nil when rawMap did not parse
+	m    *sourceMap // the source map of code, made on first use; nil when it could not be
 }
 
 // TSSyntaxError says where a TypeScript program does not parse. Line and
@@ -146,12 +153,13 @@ func CompileTS(source string) (*TSProgram, error) {
 	if len(source) > wire.MaxCodeBytes {
 		return nil, fmt.Errorf("%w: the program is %s, above the cap of %s", worker.ErrBadRequest, FormatSize(int64(len(source))), FormatSize(wire.MaxCodeBytes))
 	}
-	p := &TSProgram{source: splitLines(source)}
-	r := api.Transform(tsHead+source+tsTail, tsTransformOptions)
+	p := &TSProgram{source: splitLines(source), wrapped: tsHead + source + tsTail}
+	r := api.Transform(p.wrapped, tsTransformOptions)
 	if len(r.Errors) > 0 {
 		return nil, p.syntaxError(r.Errors)
 	}
-	out := strings.Split(strings.TrimSuffix(string(r.Code), "\n"), "\n") // esbuild ends lines with \n only
+	p.code = string(r.Code)
+	out := strings.Split(strings.TrimSuffix(p.code, "\n"), "\n") // esbuild ends lines with \n only
 	head, tail := -1, -1
 	for i, l := range out {
 		if l+"\n" == tsHead && head < 0 {
@@ -172,7 +180,6 @@ func CompileTS(source string) (*TSProgram, error) {
 		p.genLines = append(p.genLines, i)
 	}
 	p.JS = strings.Join(p.jsLines, "\n")
-	p.rawMap = r.Map
 	return p, nil
 }
 
@@ -205,7 +212,7 @@ func (p *TSProgram) lineOf(n int) string {
 // Position maps a position in JS (1-based line, 1-based column in bytes) to
 // the TypeScript (the same units). ok is false when it cannot be mapped.
 func (p *TSProgram) Position(line, col int) (tsLine, tsCol int, ok bool) {
-	p.once.Do(func() { p.m, _ = parseSourceMap(p.rawMap) })
+	p.once.Do(p.makeMap)
 	if p.m == nil || line < 1 || line > len(p.jsLines) || col < 1 {
 		return 0, 0, false
 	}
@@ -235,6 +242,16 @@ func (p *TSProgram) Position(line, col int) (tsLine, tsCol int, ok bool) {
 	}
 	src := p.lineOf(srcLine)
 	return srcLine, min(byteColumn(src, srcCol), len(src)) + 1, true
+}
+
+// makeMap transforms the program again, with a source map, and keeps the
+// map if the code is the same as the first time.
+func (p *TSProgram) makeMap() {
+	r := api.Transform(p.wrapped, tsMapOptions)
+	if len(r.Errors) > 0 || string(r.Code) != p.code {
+		return // not expected: esbuild is deterministic; positions stay as they are
+	}
+	p.m, _ = parseSourceMap(r.Map)
 }
 
 // tsFrame matches a line of a stack that names a position in program.js,
