@@ -3,6 +3,7 @@ package mcpgw
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -182,4 +183,67 @@ func FuzzTSDeclarationsParse(f *testing.F) {
 			t.Fatalf("the declaration does not parse: %v\n%s", err, decls)
 		}
 	})
+}
+
+// declaredMembers lists the members a declaration in tsSharedTypes gives
+// the type or class it declares.
+func declaredMembers(t *testing.T, head string) []string {
+	t.Helper()
+	i := strings.Index(tsSharedTypes, head)
+	if i < 0 {
+		t.Fatalf("tsSharedTypes has no %q", head)
+	}
+	body := tsSharedTypes[i+len(head):]
+	body = body[:strings.Index(body, "\n")]
+	var names []string
+	for _, m := range regexp.MustCompile(`(?:^|[{;] |\*/ )(\w+)\??: `).FindAllStringSubmatch(body, -1) {
+		names = append(names, m[1])
+	}
+	slices.Sort(names)
+	return names
+}
+
+// TestGlobalsAgreeWithDeclarations: what a program really gets as
+// ToolRefused, ToolFailed, ALL_TOOLS entries and call results has exactly
+// the members the declarations give them.
+func TestGlobalsAgreeWithDeclarations(t *testing.T) {
+	g := newTestGateway(t, testServer("demo", "demo"), testServer("bad", "misbehaving"))
+	e := run(t, g, `
+const keys = (o) => Object.keys(o).sort();
+let refused, failed;
+try { await tools.demo.get_issue({ id: "x" }); } catch (err) { refused = err; }
+try { await tools.bad.crash({}); } catch (err) { failed = err; }
+const all = ALL_TOOLS.find((x) => x.name === "get_issue");
+return {
+  refused: keys(refused), refusedIs: refused instanceof ToolRefused && refused instanceof Error && refused.mayHaveRun === false,
+  failed: keys(failed), failedIs: failed instanceof ToolFailed && failed.mayHaveRun === true,
+  all: keys(all), input: typeof input,
+  result: keys(await tools.demo.get_issue({ id: 101 })),
+};`, 0)
+	wantStatus(t, e, wire.StatusReturned)
+	var got struct {
+		Refused, Failed, All, Result []string
+		RefusedIs, FailedIs         bool
+		Input                       string
+	}
+	if err := json.Unmarshal(e.Value, &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		what string
+		got  []string
+		head string
+	}{
+		{"ToolRefused", got.Refused, "declare class ToolRefused extends Error "},
+		{"ToolFailed", got.Failed, "declare class ToolFailed extends Error "},
+		{"an ALL_TOOLS entry", got.All, "declare const ALL_TOOLS: readonly "},
+		{"a call's result", got.Result, "interface ToolResult<S = unknown> "},
+	} {
+		if want := declaredMembers(t, c.head); !slices.Equal(c.got, want) {
+			t.Errorf("%s has %v at run time, declared %v", c.what, c.got, want)
+		}
+	}
+	if !got.RefusedIs || !got.FailedIs || got.Input != "undefined" {
+		t.Errorf("instanceof and mayHaveRun: %+v", got)
+	}
 }
