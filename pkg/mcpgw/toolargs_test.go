@@ -3,7 +3,6 @@ package mcpgw
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -214,5 +213,4 @@ func TestHumanUnits(t *testing.T) {
 			t.Errorf("humanMiB(%d) = %q, want %q", mib, got, want)
 		}
 	}
-	_ = fmt.Sprint
 }

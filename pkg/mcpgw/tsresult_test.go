@@ -223,8 +223,8 @@ return {
 	wantStatus(t, e, wire.StatusReturned)
 	var got struct {
 		Refused, Failed, All, Result []string
-		RefusedIs, FailedIs         bool
-		Input                       string
+		RefusedIs, FailedIs          bool
+		Input                        string
 	}
 	if err := json.Unmarshal(e.Value, &got); err != nil {
 		t.Fatal(err)
