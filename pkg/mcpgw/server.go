@@ -159,7 +159,7 @@ func (g *Gateway) runJSArgs() []argSpec {
 			doc: "the program: the body of an async function (await at top level; return gives the result)"},
 		{name: "language", kind: argString, enum: langs,
 			doc: "the program's language: typescript has its types stripped (not checked) first; default javascript"},
-		{name: "input", kind: argAny, doc: "any JSON, given to the program as the global input"},
+		{name: "input", kind: argAny, maxBytes: wire.MaxInputBytes, doc: "any JSON, given to the program as the global input"},
 		{name: "timeout_ms", kind: argInteger, unit: "ms", human: humanMs,
 			min: wire.MinTimeout.Milliseconds(), max: g.cfg.MaxTimeout.Milliseconds(), def: run.TimeoutMs,
 			doc: "the run's deadline in milliseconds"},

@@ -36,8 +36,8 @@ type argSpec struct {
 	required bool
 	doc      string // the schema's description
 
-	// Strings: nonEmpty refuses "" (and blanks); maxBytes bounds the length;
-	// enum, when set, lists the values allowed.
+	// Strings: nonEmpty refuses "" (and blanks); maxBytes bounds the length
+	// (for any JSON, its text); enum, when set, lists the values allowed.
 	nonEmpty bool
 	maxBytes int
 	enum     []string
@@ -184,6 +184,9 @@ func (s *argSpec) check(val json.RawMessage) error {
 	kind := jsonKind(val)
 	switch s.kind {
 	case argAny:
+		if s.maxBytes > 0 && len(val) > s.maxBytes {
+			return fmt.Errorf("%s is %s of JSON, above the cap of %s", s.name, FormatSize(int64(len(val))), FormatSize(int64(s.maxBytes)))
+		}
 		return nil
 	case argString:
 		var v string

@@ -105,6 +105,11 @@ func TestCheckArgs(t *testing.T) {
 	if _, err := checkArgs("t", specs, json.RawMessage(`{"s":"`+strings.Repeat("x", maxArgsBytes)+`"}`)); err == nil || !strings.Contains(err.Error(), "above the cap of 6MiB") {
 		t.Errorf("arguments over the cap: %v", err)
 	}
+	g := newTestGateway(t)
+	big := `{"code":"return 1","input":"` + strings.Repeat("x", wire.MaxInputBytes) + `"}`
+	if _, err := checkArgs("run_js", g.runJSArgs(), json.RawMessage(big)); err == nil || !strings.Contains(err.Error(), "run_js: input is 4194306 bytes of JSON, above the cap of 4MiB") {
+		t.Errorf("input over its cap: %v", err)
+	}
 }
 
 // TestSchemasStateTheRealRanges: each tool's inputSchema gives the ranges
