@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/buke/quickjs-go v0.7.7
+	github.com/evanw/esbuild v0.28.2
 	github.com/landlock-lsm/go-landlock v0.11.2
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3

@@ -28,8 +28,12 @@ func benchCmd(args []string, stdout, stderr io.Writer) int {
 	calls := fs.Int("calls", 1000, "calls per program in the per-call measurements")
 	warmup := fs.Int("warmup", 20, "runs before measuring")
 	pause := fs.Duration("pause", 20*time.Millisecond, "idle time between the latency runs (an agent's runs come seconds apart; spares refill in it)")
-	mcpRuns := fs.Int("mcp", 0, "instead: this many run_js calls over MCP stdio to `run-js-server --demo`, each making one downstream call")
+	mcpRuns := fs.Int("mcp", 0, "instead: this many run_js calls over MCP stdio to run-js-server --demo, each making one downstream call")
 	sparesN := fs.Int("spares", 2, fmt.Sprintf("spare workers for the warm measurements (1 to %d)", worker.MaxSpares))
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: run-js-server bench [flags]\n\nMeasures real workers of this binary on this host (cold: a worker spawned per\nrun; warm: spare workers kept ahead), with an in-process echo tool, and prints\nMarkdown tables. With --mcp N it measures run_js over MCP stdio instead.\n\nFlags:")
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitReturned

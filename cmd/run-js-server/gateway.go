@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -167,12 +166,7 @@ func toolsCmd(args []string, stdout, stderr io.Writer) int {
 	defer g.Close()
 	catalog := g.Catalog()
 	if *ts {
-		var b strings.Builder
-		for _, t := range catalog {
-			b.WriteString(mcpgw.TSDecl(t))
-			b.WriteString("\n\n")
-		}
-		fmt.Fprint(stdout, b.String())
+		fmt.Fprint(stdout, mcpgw.TSDeclarations(catalog))
 	} else {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

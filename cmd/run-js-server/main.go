@@ -5,7 +5,7 @@
 //
 //	run-js-server [--config FILE] [--demo]   serve MCP on stdio (the default): run_js, wait_js,
 //	                                         stop_js, list_js, search_tools, server_info
-//	run-js-server run [flags] FILE|-         run one program and print its ending
+//	run-js-server run [flags] FILE|-         run one JavaScript or TypeScript program and print its ending
 //	run-js-server tools [--config FILE] [--ts]  print the tool catalog
 //	run-js-server check-config FILE          validate a config and print what would start
 //	run-js-server demo-server                serve the demo issue tracker on stdio
@@ -63,7 +63,7 @@ var usage = `run-js-server: a code-mode MCP gateway
 Usage:
   run-js-server [--config FILE] [--demo] [--confinement strict|best-effort|off]
                                              serve MCP on stdio (tools run_js, wait_js, stop_js, list_js, search_tools, server_info)
-  run-js-server run [--config FILE] [--demo] [--timeout ` + wire.DefaultTimeout.String() + `] [--memory ` + mcpgw.FormatSize(wire.DefaultMemory) + `] [--input JSON] [--format json|text] [--confinement strict|best-effort|off] FILE|-
+  run-js-server run [--config FILE] [--demo] [--timeout ` + wire.DefaultTimeout.String() + `] [--memory ` + mcpgw.FormatSize(wire.DefaultMemory) + `] [--input JSON] [--format json|text] [--language javascript|typescript] [--confinement strict|best-effort|off] FILE|-
   run-js-server tools [--config FILE] [--demo] [--ts]
   run-js-server check-config FILE
   run-js-server demo-server

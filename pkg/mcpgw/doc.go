@@ -19,6 +19,13 @@
 // counted in the Gateway's runSlots, and those an MCP session started are
 // its scriptTable's.
 //
+// What the agent reads and writes: the six tools' arguments are checked
+// against the table their schemas are made from (toolargs.go); a TypeScript
+// program's types are stripped here, in the parent, with esbuild, and its
+// ending's positions mapped back (typescript.go, sourcemap.go); search_tools
+// ranks the catalog (search.go) and answers with TypeScript declarations
+// (searchtool.go, tsdecl.go, tsresult.go).
+//
 // Vocabulary: a script is a program run_js started, held by its MCP session;
 // its script id is its run's id (worker.Run.ID), so one program has one id.
 package mcpgw

@@ -25,6 +25,9 @@ const (
 	// DefaultYield: how long run_js and wait_js wait for an ending before
 	// giving the agent its turn back.
 	DefaultYield = 10 * time.Second
+	// MinYield is the shortest wait: 1 ms hands the turn back at once with
+	// a scriptId (0 is refused, as a value that means nothing).
+	MinYield = time.Millisecond
 	// MaxYield bounds a wait: an agent's turn should not hang on one call.
 	MaxYield = 120 * time.Second
 	// MaxRunningPerSession: one agent cannot hold every worker of the host.
@@ -63,6 +66,8 @@ func newScriptID() string {
 type script struct {
 	run      *worker.Run
 	started  time.Time
+	ts       *TSProgram  // a TypeScript program's positions; nil for JavaScript
+	source   string      // a JavaScript program, for the hint when it does not parse as such
 	watching atomic.Bool // one wait_js or stop_js at a time
 	endSeen  atomic.Bool // the ending's output was returned once
 }
@@ -179,12 +184,10 @@ func stopScripts(list []*script, reason string) {
 	wg.Wait()
 }
 
-// yieldOf turns yield_ms into a duration: default when absent, capped.
-func yieldOf(ms int64) time.Duration {
-	if ms <= 0 {
-		return DefaultYield
-	}
-	return min(time.Duration(ms)*time.Millisecond, MaxYield)
+// yieldOf is the checked yield_ms argument as a duration, DefaultYield
+// when absent.
+func yieldOf(args toolArgs) time.Duration {
+	return time.Duration(args.integer("yield_ms", DefaultYield.Milliseconds())) * time.Millisecond
 }
 
 // runningReport is what run_js and wait_js return while the program goes on.
@@ -235,25 +238,38 @@ wait:
 		return g.endingResult(sc, e)
 	}
 	p := sc.run.Progress()
+	if sc.ts != nil {
+		p.Output.Text = sc.ts.MapText(p.Output.Text)
+	}
 	r := runningReport{Status: "running", ScriptID: sc.id(), AgeMs: time.Since(sc.started).Milliseconds(), Output: p.Output, Calls: p.Calls}
 	var b strings.Builder
 	fmt.Fprintf(&b, "running: script %s is still running after %s; wait_js {scriptId} waits for more, stop_js stops it.\n", sc.id(), time.Since(sc.started).Round(time.Millisecond))
-	fmt.Fprintf(&b, "calls so far: %d sent, %d answered\n", p.Calls.Total, p.Calls.Answered)
-	if p.Output.Text != "" {
-		b.WriteString("output since the last return:\n")
-		b.WriteString(p.Output.Text)
-	}
+	b.WriteString(p.Text())
 	return textResult(false, b.String(), r)
 }
 
-// endingResult renders an ending once with its output; later, without.
+// endingResult renders an ending once with its output; later, without. A
+// TypeScript program's positions point into its TypeScript.
 func (g *Gateway) endingResult(sc *script, e *worker.Ending) *mcp.CallToolResult {
 	if sc.endSeen.Swap(true) {
 		again := *e
 		again.Output = worker.OutputText{}
 		e = &again
 	}
-	return textResult(errorStatuses[e.Status], e.Text(), e)
+	if sc.ts != nil {
+		e = sc.ts.MapEnding(e)
+	}
+	return textResult(errorStatuses[e.Status], e.Text()+typeScriptHint(sc.source, e), e)
+}
+
+// typeScriptHint is a line of the gateway's for a JavaScript program that
+// did not parse but parses as TypeScript: it says to pass language
+// "typescript".
+func typeScriptHint(source string, e *worker.Ending) string {
+	if source == "" || !ParsesAsTypeScript(source, e) {
+		return ""
+	}
+	return "hint: this program is not JavaScript but parses as TypeScript: run it again with language: \"typescript\"\n"
 }
 
 func (g *Gateway) sessionScript(req *mcp.CallToolRequest, raw string) (*script, *mcp.CallToolResult) {
@@ -264,29 +280,18 @@ func (g *Gateway) sessionScript(req *mcp.CallToolRequest, raw string) (*script, 
 	return sc, nil
 }
 
-func (g *Gateway) handleWaitJS(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var args struct {
-		ScriptID string `json:"scriptId"`
-		YieldMs  int64  `json:"yield_ms"`
-	}
-	if err := decodeArgs(req.Params.Arguments, &args); err != nil {
-		return textResult(true, "wait_js: bad arguments: "+err.Error()+"; pass {scriptId, yield_ms?}", nil), nil
-	}
-	sc, bad := g.sessionScript(req, args.ScriptID)
+// handleWaitJS, handleStopJS and handleListJS get their arguments checked
+// against their specs (server.go: ownTools).
+func (g *Gateway) handleWaitJS(ctx context.Context, req *mcp.CallToolRequest, args toolArgs) (*mcp.CallToolResult, error) {
+	sc, bad := g.sessionScript(req, args.str("scriptId"))
 	if bad != nil {
 		return bad, nil
 	}
-	return g.waitForEnding(ctx, req, sc, yieldOf(args.YieldMs)), nil
+	return g.waitForEnding(ctx, req, sc, yieldOf(args)), nil
 }
 
-func (g *Gateway) handleStopJS(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var args struct {
-		ScriptID string `json:"scriptId"`
-	}
-	if err := decodeArgs(req.Params.Arguments, &args); err != nil {
-		return textResult(true, "stop_js: bad arguments: "+err.Error()+"; pass {scriptId}", nil), nil
-	}
-	sc, bad := g.sessionScript(req, args.ScriptID)
+func (g *Gateway) handleStopJS(_ context.Context, req *mcp.CallToolRequest, args toolArgs) (*mcp.CallToolResult, error) {
+	sc, bad := g.sessionScript(req, args.str("scriptId"))
 	if bad != nil {
 		return bad, nil
 	}
@@ -307,7 +312,7 @@ type scriptEntry struct {
 	Failure  string `json:"failure,omitempty"`
 }
 
-func (g *Gateway) handleListJS(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (g *Gateway) handleListJS(_ context.Context, req *mcp.CallToolRequest, _ toolArgs) (*mcp.CallToolResult, error) {
 	var out []scriptEntry
 	var b strings.Builder
 	for _, sc := range g.scripts.list(req.Session) {

@@ -22,8 +22,16 @@ const (
 	// this many characters; past it, it points to search_tools (a long list
 	// costs the agent's context on every turn).
 	MaxToolsInDescription = 4000
-	// MaxSearchResults: search_tools returns at most this many declarations.
+	// MaxSearchResults: search_tools returns at most this many declarations
+	// (its limit argument's most); an agent reads them all.
 	MaxSearchResults = 50
+	// DefaultSearchResults: search_tools' limit when the call gives none;
+	// the best few matches are what an agent needs to write a call.
+	DefaultSearchResults = 10
+	// maxSearchQueryBytes bounds a search query: words, not a document.
+	maxSearchQueryBytes = 1000
+	// maxNameBytes bounds a tool name or script id an agent sends.
+	maxNameBytes = 1000
 )
 
 // errorStatuses are the endings that set isError on run_js's result.
@@ -32,71 +40,150 @@ var errorStatuses = map[wire.Status]bool{
 	wire.StatusOutOfMemory: true, wire.StatusCrashed: true,
 }
 
+// serverInstructions tells an agent, at initialization, how to use code
+// mode: three sentences.
+const serverInstructions = "This server runs code: instead of calling tools one at a time, write one JavaScript or TypeScript program " +
+	"that calls them with await tools.SERVER.TOOL(args), combines their results, and returns only what you need, and send it to run_js. " +
+	"Find tools and their exact TypeScript declarations (arguments and result types) with search_tools before you write the program, " +
+	"and see the limits in force with server_info. " +
+	"A program still running after yield_ms comes back with a scriptId: wait_js waits for its ending, stop_js stops it, and list_js lists them."
+
 // runJSIntro teaches the API at the top of run_js's description. Its numbers
 // are the limits' own.
-var runJSIntro = `Run a JavaScript program that calls the downstream MCP tools as async functions, and get back only what it returns.
+var runJSIntro = `Run a JavaScript or TypeScript program that calls the downstream MCP tools as async functions, and get back only what it returns.
 
 The code is the body of an async function: use await at top level; ` + "`return`" + ` gives the result (as JSON).
-- await tools.SERVER.TOOL(args) calls a tool (tools["my-server"]["my-tool"](args) when a name is not an identifier) and gives {content, structuredContent, isError}.
+- await tools.SERVER.TOOL(args) calls a tool (tools["my-server"]["my-tool"](args) when a name is not an identifier) and gives {content, structuredContent, isError}; structuredContent is null when the tool gave none.
 - Calls run concurrently with Promise.all (at most ` + strconv.Itoa(wire.DefaultMaxInFlight) + ` in flight; more wait, never refused for it).
 - A refused call (unknown tool, invalid arguments, server unavailable, lane full) throws ToolRefused: nothing was sent, safe to retry. A call that was sent but gave no usable answer throws ToolFailed (mayHaveRun: true).
 - ALL_TOOLS lists every tool with its schemas; input is the run's input; console.log/print write output (head and tail kept).
 - No file system, network, timers or modules: only the tools.
+- TypeScript: pass language: "typescript"; types are stripped, not checked, and errors point to the TypeScript's lines.
 - A program still running after yield_ms (default ` + DefaultYield.String() + `) returns a scriptId and goes on; wait_js, stop_js and list_js reach it.
-Use search_tools for exact argument and result types.`
+- The answer starts with the ending and the call counts; every line the program wrote or returned (value, error, stack, output) starts with "` + worker.ProgramLinePrefix + `", and the gateway's own lines never do.
+Use search_tools for exact argument and result types (TypeScript declarations a program may begin with).`
 
-// yieldBounds is yield_ms's default and cap, for the tools' schemas.
-var yieldBounds = fmt.Sprintf("default %d, at most %d", DefaultYield.Milliseconds(), MaxYield.Milliseconds())
+// ownTool is one of the gateway's tools: what the agent is shown, its
+// arguments (from which its inputSchema is made), and its handler, which
+// gets the arguments checked.
+type ownTool struct {
+	name, description string
+	annotations       *mcp.ToolAnnotations
+	args              []argSpec
+	handle            func(context.Context, *mcp.CallToolRequest, toolArgs) (*mcp.CallToolResult, error)
+}
 
 // NewServer returns the MCP server an agent talks to over the gateway, with
 // six tools: run_js, wait_js, stop_js and list_js (programs, scripts.go),
-// search_tools and server_info.
+// search_tools and server_info, and instructions on code mode.
 func NewServer(g *Gateway) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "run-js-server", Version: g.opts.Version}, nil)
-	s.AddTool(&mcp.Tool{
-		Name:        "run_js",
-		Description: runJSIntro + "\n\n" + g.toolList(),
-		InputSchema: json.RawMessage(`{"type":"object","properties":{
-			"code":{"type":"string","description":"the program: the body of an async function"},
-			"input":{"description":"any JSON, given to the program as the global input"},
-			"timeout_ms":{"type":"integer","minimum":1,"description":"the run's deadline in milliseconds"},
-			"memory_mb":{"type":"integer","minimum":1,"description":"the program's memory limit in MiB"},
-			"yield_ms":{"type":"integer","minimum":1,"description":"return after this long (` + yieldBounds + `) with a scriptId if the program is still running; it goes on until its timeout"}},
-			"required":["code"],"additionalProperties":false}`),
-	}, g.handleRunJS)
-	s.AddTool(&mcp.Tool{
-		Name:        "search_tools",
-		Description: "Find downstream tools and get their TypeScript declarations (exact names, argument and result types) for use in run_js.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{
-			"query":{"type":"string","description":"words to match in tool names and descriptions"},
-			"server":{"type":"string","description":"only this server's tools"},
-			"names":{"type":"array","items":{"type":"string"},"description":"exact tool names, as tool or server.tool"}},
-			"additionalProperties":false}`),
-	}, g.handleSearchTools)
-	s.AddTool(&mcp.Tool{
-		Name:        "wait_js",
-		Description: "Wait for a program that run_js left running: returns its ending, or after yield_ms its output since the last return and its calls so far.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{
-			"scriptId":{"type":"string"},
-			"yield_ms":{"type":"integer","minimum":1,"description":"` + yieldBounds + `"}},
-			"required":["scriptId"],"additionalProperties":false}`),
-	}, g.handleWaitJS)
-	s.AddTool(&mcp.Tool{
-		Name:        "stop_js",
-		Description: "Stop a program that run_js left running, and get its ending (its calls still in flight are named).",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"scriptId":{"type":"string"}},"required":["scriptId"],"additionalProperties":false}`),
-	}, g.handleStopJS)
-	s.AddTool(&mcp.Tool{
-		Name:        "list_js",
-		Description: "List this session's programs: id, state, age, calls made, and the start of a failure.",
-		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false}`),
-	}, g.handleListJS)
-	s.AddTool(&mcp.Tool{
-		Name:        "server_info",
-		Description: "The gateway's version, limits, downstream servers and their state, and which protections are enforced.",
-		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false}`),
-	}, g.handleServerInfo)
+	s := mcp.NewServer(&mcp.Implementation{Name: "run-js-server", Version: g.opts.Version}, &mcp.ServerOptions{Instructions: serverInstructions})
+	search := &searchCache{}
+	for _, t := range g.ownTools(search) {
+		s.AddTool(&mcp.Tool{Name: t.name, Description: t.description, Annotations: t.annotations, InputSchema: inputSchema(t.args)},
+			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				args, err := checkArgs(t.name, t.args, req.Params.Arguments)
+				if err != nil {
+					return textResult(true, err.Error(), nil), nil
+				}
+				return t.handle(ctx, req, args)
+			})
+	}
 	return s
+}
+
+// ownTools are the six tools, their arguments from the limits in force.
+func (g *Gateway) ownTools(search *searchCache) []ownTool {
+	yes, no := true, false
+	scriptID := argSpec{name: "scriptId", kind: argString, required: true, nonEmpty: true, maxBytes: maxNameBytes,
+		doc: "the scriptId run_js returned"}
+	return []ownTool{
+		{
+			name: "run_js", description: runJSIntro + "\n\n" + g.toolList(),
+			// It calls any downstream tool: it may change and reach anything they do.
+			annotations: &mcp.ToolAnnotations{Title: "Run a program", DestructiveHint: &yes, OpenWorldHint: &yes},
+			args:        g.runJSArgs(), handle: g.handleRunJS,
+		},
+		{
+			name:        "search_tools",
+			description: "Find downstream tools, best match first, and get their TypeScript declarations (exact names, argument and result types) for use in run_js. The answer is TypeScript a program may begin with.",
+			annotations: &mcp.ToolAnnotations{Title: "Search tools", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &no},
+			args: []argSpec{
+				{name: "query", kind: argString, maxBytes: maxSearchQueryBytes, doc: "words to look for in tool names, descriptions and parameter names; ranked by relevance"},
+				{name: "server", kind: argString, maxBytes: maxNameBytes, doc: "only this server's tools"},
+				{name: "names", kind: argStringList, maxItems: MaxSearchResults, maxBytes: maxNameBytes, doc: "exact tool names, as tool or server.tool; unknown ones are reported"},
+				{name: "limit", kind: argInteger, min: 1, max: MaxSearchResults, def: DefaultSearchResults, doc: "how many tools to return at most"},
+			},
+			handle: func(ctx context.Context, req *mcp.CallToolRequest, a toolArgs) (*mcp.CallToolResult, error) {
+				return g.handleSearchTools(search, a), nil
+			},
+		},
+		{
+			name:        "wait_js",
+			description: "Wait for a program that run_js left running: returns its ending, or after yield_ms its output since the last return and its calls so far.",
+			// It changes nothing outside; each piece of output is returned once.
+			annotations: &mcp.ToolAnnotations{Title: "Wait for a program", ReadOnlyHint: true, OpenWorldHint: &no},
+			args:        []argSpec{scriptID, g.yieldArg()}, handle: g.handleWaitJS,
+		},
+		{
+			name:        "stop_js",
+			description: "Stop a program that run_js left running, and get its ending (its calls still in flight are named).",
+			annotations: &mcp.ToolAnnotations{Title: "Stop a program", DestructiveHint: &yes, IdempotentHint: true, OpenWorldHint: &no},
+			args:        []argSpec{scriptID}, handle: g.handleStopJS,
+		},
+		{
+			name:        "list_js",
+			description: "List this session's programs: id, state, age, calls made, and the start of a failure.",
+			annotations: &mcp.ToolAnnotations{Title: "List programs", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &no},
+			handle:      g.handleListJS,
+		},
+		{
+			name:        "server_info",
+			description: "The gateway's version, the limits in force, downstream servers with their state and lanes, and which protections are enforced.",
+			annotations: &mcp.ToolAnnotations{Title: "Server info", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &no},
+			handle:      g.handleServerInfo,
+		},
+	}
+}
+
+// runJSArgs are run_js's arguments, with the ranges of this gateway's
+// config (whose maxima may be below the limits' own).
+func (g *Gateway) runJSArgs() []argSpec {
+	run := g.runLimits()
+	langs := make([]string, len(Languages))
+	for i, l := range Languages {
+		langs[i] = string(l)
+	}
+	return []argSpec{
+		{name: "code", kind: argString, required: true, nonEmpty: true, maxBytes: wire.MaxCodeBytes,
+			doc: "the program: the body of an async function (await at top level; return gives the result)"},
+		{name: "language", kind: argString, enum: langs,
+			doc: "the program's language: typescript has its types stripped (not checked) first; default javascript"},
+		{name: "input", kind: argAny, maxBytes: wire.MaxInputBytes, doc: "any JSON, given to the program as the global input"},
+		{name: "timeout_ms", kind: argInteger, unit: "ms", human: humanMs,
+			min: wire.MinTimeout.Milliseconds(), max: g.cfg.MaxTimeout.Milliseconds(), def: run.TimeoutMs,
+			doc: "the run's deadline in milliseconds"},
+		{name: "memory_mb", kind: argInteger, unit: "MiB", human: humanMiB,
+			min: (wire.MinMemory + 1<<20 - 1) >> 20, max: g.cfg.MaxMemory >> 20, def: run.MemoryBytes >> 20,
+			doc: "the program's memory limit in MiB"},
+		g.yieldArg(),
+	}
+}
+
+// yieldArg is yield_ms, of run_js and wait_js.
+func (g *Gateway) yieldArg() argSpec {
+	return argSpec{name: "yield_ms", kind: argInteger, unit: "ms", human: humanMs,
+		min: MinYield.Milliseconds(), max: MaxYield.Milliseconds(), def: DefaultYield.Milliseconds(),
+		doc: "return after this long with a scriptId if the program is still running (it goes on until its timeout)"}
+}
+
+// runLimits are the run limits in force: the config's, every field filled.
+func (g *Gateway) runLimits() wire.Limits {
+	run, err := g.cfg.Limits.Normalize()
+	if err != nil {
+		return g.cfg.Limits // not reached: the config was checked against the same bounds
+	}
+	return run
 }
 
 // toolList is the part of run_js's description that names the tools.
@@ -122,29 +209,25 @@ func textResult(isError bool, text string, structured any) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: structured, IsError: isError}
 }
 
-// decodeArgs decodes a tool's arguments strictly into v.
-func decodeArgs(raw json.RawMessage, v any) error {
-	if len(raw) == 0 {
-		raw = json.RawMessage("{}")
+func (g *Gateway) handleRunJS(ctx context.Context, req *mcp.CallToolRequest, args toolArgs) (*mcp.CallToolResult, error) {
+	code := args.str("code")
+	lang, err := ParseLanguage(args.str("language"))
+	if err != nil {
+		return textResult(true, "run_js: "+err.Error(), nil), nil // not reached: checked against the enum
 	}
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
-	dec.DisallowUnknownFields()
-	return dec.Decode(v)
-}
-
-func (g *Gateway) handleRunJS(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var args struct {
-		Code      string          `json:"code"`
-		Input     json.RawMessage `json:"input"`
-		TimeoutMs int64           `json:"timeout_ms"`
-		MemoryMB  int64           `json:"memory_mb"`
-		YieldMs   int64           `json:"yield_ms"`
-	}
-	if err := decodeArgs(req.Params.Arguments, &args); err != nil {
-		return textResult(true, "run_js: bad arguments: "+err.Error()+"; pass {code, input?, timeout_ms?, memory_mb?, yield_ms?}", nil), nil
-	}
-	if strings.TrimSpace(args.Code) == "" {
-		return textResult(true, "run_js: code is empty; pass the program as code", nil), nil
+	id := newScriptID()
+	var ts *TSProgram
+	if lang == TypeScript {
+		var syntax *TSSyntaxError
+		ts, err = CompileTS(code)
+		switch {
+		case errors.As(err, &syntax):
+			e := syntax.Ending(id)
+			return textResult(true, e.Text(), e), nil
+		case err != nil:
+			return textResult(true, "run_js: "+err.Error(), nil), nil
+		}
+		code = ts.JS
 	}
 	if err := g.scripts.room(req.Session); err != nil {
 		return textResult(true, "run_js: "+err.Error(), nil), nil
@@ -152,8 +235,8 @@ func (g *Gateway) handleRunJS(ctx context.Context, req *mcp.CallToolRequest) (*m
 	// The program does not run on the request's context: a cancelled or
 	// finished request ends the wait, not the program (stop_js does that).
 	r, err := g.Start(context.Background(), RunRequest{
-		ID: newScriptID(), Code: args.Code, Input: args.Input,
-		Timeout: time.Duration(args.TimeoutMs) * time.Millisecond, Memory: args.MemoryMB << 20,
+		ID: id, Code: code, Input: args["input"],
+		Timeout: time.Duration(args.integer("timeout_ms", 0)) * time.Millisecond, Memory: args.integer("memory_mb", 0) << 20,
 	})
 	if err != nil {
 		if errors.Is(err, worker.ErrBadRequest) || errors.Is(err, ErrBusy) {
@@ -161,94 +244,61 @@ func (g *Gateway) handleRunJS(ctx context.Context, req *mcp.CallToolRequest) (*m
 		}
 		return nil, err
 	}
-	sc := &script{run: r, started: time.Now()}
+	sc := &script{run: r, started: time.Now(), ts: ts}
+	if ts == nil {
+		sc.source = code
+	}
 	if err := g.scripts.add(req.Session, sc); err != nil {
 		r.Stop("refused: too many programs in this session")
 		r.Wait()
 		return textResult(true, "run_js: "+err.Error(), nil), nil
 	}
-	return g.waitForEnding(ctx, req, sc, yieldOf(args.YieldMs)), nil
-}
-
-func (g *Gateway) handleSearchTools(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var args struct {
-		Query  string   `json:"query"`
-		Server string   `json:"server"`
-		Names  []string `json:"names"`
-	}
-	if err := decodeArgs(req.Params.Arguments, &args); err != nil {
-		return textResult(true, "search_tools: bad arguments: "+err.Error()+"; pass {query?, server?, names?}", nil), nil
-	}
-	catalog := g.Catalog()
-	words := strings.Fields(strings.ToLower(args.Query))
-	names := map[string]bool{}
-	for _, n := range args.Names {
-		names[n] = true
-	}
-	var found []wire.Tool
-	for _, t := range catalog {
-		if args.Server != "" && t.Server != args.Server {
-			continue
-		}
-		if len(names) > 0 && !names[t.Name] && !names[t.Server+"."+t.Name] {
-			continue
-		}
-		hay := strings.ToLower(t.Server + " " + t.Name + " " + t.Description)
-		match := true
-		for _, w := range words {
-			if !strings.Contains(hay, w) {
-				match = false
-				break
-			}
-		}
-		if match {
-			found = append(found, t)
-		}
-	}
-	var b strings.Builder
-	if len(found) == 0 {
-		b.WriteString("No tool matches.")
-		if len(catalog) > 0 {
-			fmt.Fprintf(&b, " %d tools exist; try fewer words or no server.", len(catalog))
-		}
-	}
-	for i, t := range found {
-		if i == MaxSearchResults {
-			fmt.Fprintf(&b, "// ... and %d more: narrow the query.\n", len(found)-i)
-			break
-		}
-		b.WriteString(TSDecl(t))
-		b.WriteString("\n\n")
-	}
-	return textResult(false, strings.TrimRight(b.String(), "\n"), nil), nil
+	return g.waitForEnding(ctx, req, sc, yieldOf(args)), nil
 }
 
 // serverInfoReport is what server_info reports.
 type serverInfoReport struct {
 	Version    string        `json:"version"`
 	Limits     limitsReport  `json:"limits"`
-	Servers    []ServerInfo  `json:"servers"`
+	Servers    []ServerInfo  `json:"servers"` // each with its lane's caps in force
 	Tools      int           `json:"tools"`
 	Unchecked  []toolProblem `json:"toolsWithoutArgumentValidation,omitempty"`
 	Protection []protection  `json:"protections"`
 	Warnings   []string      `json:"warnings,omitempty"`
 }
 
-// limitsReport is the limits in force.
+// limitsReport is the limits in force, each as a number in the unit its
+// name says: a run's (every field filled), the ranges run_js accepts, and
+// the gateway's caps.
 type limitsReport struct {
 	Run            wire.Limits `json:"run"`
+	MinTimeoutMs   int64       `json:"minTimeoutMs"`
 	MaxTimeoutMs   int64       `json:"maxTimeoutMs"`
+	MinMemoryBytes int64       `json:"minMemoryBytes"`
 	MaxMemoryBytes int64       `json:"maxMemoryBytes"`
+	MaxCodeBytes   int         `json:"maxCodeBytes"`
+	MaxInputBytes  int         `json:"maxInputBytes"`
+	MaxErrorChars  int         `json:"maxErrorChars"`
 	MaxWorkerFrame int         `json:"maxWorkerFrame"`
 	OutputChars    int         `json:"outputKeptChars"`
+	OutputHead     int         `json:"outputHeadChars"`
+	OutputTail     int         `json:"outputTailChars"`
+	UnseenListed   int         `json:"maxUnseenCallsListed"`
+	LedgerArgChars int         `json:"maxLedgerArgChars"`
 	StopGraceMs    int64       `json:"stopGraceMs"`
 	Confinement    string      `json:"confinement"`
 	SpareWorkers   int         `json:"spareWorkers"`
 	MaxRunning     int         `json:"maxRunningPrograms"`
 	PerSession     int         `json:"maxRunningPerSession"`
 	KeptEndings    int         `json:"keptEndingsPerSession"`
+	MinYieldMs     int64       `json:"minYieldMs"`
 	DefaultYieldMs int64       `json:"defaultYieldMs"`
 	MaxYieldMs     int64       `json:"maxYieldMs"`
+	ConnectMs      int64       `json:"connectTimeoutMs"`
+	ToolsPerServer int         `json:"maxToolsPerServer"`
+	SearchResults  int         `json:"maxSearchResults"`
+	SearchDefault  int         `json:"defaultSearchResults"`
+	DeclBytes      int         `json:"maxDeclarationBytes"`
 }
 
 // toolProblem names a tool whose schema could not be compiled.
@@ -288,18 +338,21 @@ func (g *Gateway) protections() []protection {
 
 func (g *Gateway) info() serverInfoReport {
 	catalog, _, problems := g.catalogState()
-	run, err := g.cfg.Limits.Normalize() // every field, not zero for "the default"
-	if err != nil {
-		run = g.cfg.Limits // not reached: the config was checked against the same bounds
-	}
 	in := serverInfoReport{
 		Version: g.opts.Version,
 		Limits: limitsReport{
-			Run: run, MaxTimeoutMs: g.cfg.MaxTimeout.Milliseconds(), MaxMemoryBytes: g.cfg.MaxMemory,
+			Run:          g.runLimits(), // every field, not zero for "the default"
+			MinTimeoutMs: wire.MinTimeout.Milliseconds(), MaxTimeoutMs: g.cfg.MaxTimeout.Milliseconds(),
+			MinMemoryBytes: wire.MinMemory, MaxMemoryBytes: g.cfg.MaxMemory,
+			MaxCodeBytes: wire.MaxCodeBytes, MaxInputBytes: wire.MaxInputBytes, MaxErrorChars: wire.MaxErrorChars,
 			MaxWorkerFrame: wire.MaxWorkerFrame, OutputChars: wire.OutputHeadChars + wire.OutputTailChars,
+			OutputHead: wire.OutputHeadChars, OutputTail: wire.OutputTailChars,
+			UnseenListed: worker.MaxUnseenListed, LedgerArgChars: worker.MaxLedgerArgChars,
 			StopGraceMs: g.launcher.Grace().Milliseconds(), Confinement: g.opts.Worker.Confinement.String(), SpareWorkers: g.opts.Worker.Spares, MaxRunning: g.slots.max,
 			PerSession: MaxRunningPerSession, KeptEndings: KeptEndingsPerSession,
-			DefaultYieldMs: DefaultYield.Milliseconds(), MaxYieldMs: MaxYield.Milliseconds(),
+			MinYieldMs: MinYield.Milliseconds(), DefaultYieldMs: DefaultYield.Milliseconds(), MaxYieldMs: MaxYield.Milliseconds(),
+			ConnectMs: DefaultConnectTimeout.Milliseconds(), ToolsPerServer: MaxToolsPerServer,
+			SearchResults: MaxSearchResults, SearchDefault: DefaultSearchResults, DeclBytes: MaxTSDeclBytes,
 		},
 		Servers: g.Servers(), Tools: len(catalog), Protection: g.protections(), Warnings: g.cfg.Warnings,
 	}
@@ -310,7 +363,7 @@ func (g *Gateway) info() serverInfoReport {
 	return in
 }
 
-func (g *Gateway) handleServerInfo(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (g *Gateway) handleServerInfo(context.Context, *mcp.CallToolRequest, toolArgs) (*mcp.CallToolResult, error) {
 	in := g.info()
 	b, _ := json.MarshalIndent(in, "", "  ")
 	return textResult(false, string(b), in), nil

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -45,29 +46,35 @@ const (
 	tsAnyArgs = "{ [key: string]: unknown }"
 )
 
-// TSDecl renders a tool as a TypeScript declaration an agent can read:
+// TSDecl renders a tool as the member of the servers' object that
+// TSDeclarations declares, indented as it stands there:
 //
 //	/** List issues. */
-//	tools.github.list_issues(args: { repo: string; state?: "open" | "closed"; limit?: number }): Promise<{ content: ContentBlock[]; structuredContent?: unknown; isError?: boolean }>
+//	list_issues(args: { repo: string; state?: "open" | "closed"; limit?: number }): Promise<ToolResult>;
 //
-// Server and tool are accessed with brackets when they are not JavaScript
-// identifiers (tools["my-server"]["get-issue"]), by the rule the gateway
-// names tools everywhere. The tool's description becomes a doc comment and
-// properties' descriptions one-line doc comments; an object with described
-// properties is laid out one property per line. outputSchema, when present,
-// types structuredContent. The result is at most MaxTSDeclBytes; types are
-// cut at MaxTSDepth, and where anything is cut /* … */ says so. ContentBlock
-// is the MCP content type, declared elsewhere.
+// A name that is not a JavaScript identifier is quoted ("get-issue"(args:
+// …)); programs reach it as tools["my-server"]["get-issue"]. The tool's
+// description becomes a doc comment and properties' descriptions one-line
+// doc comments; an object with described properties is laid out one
+// property per line. outputSchema, when present, types structuredContent:
+// Promise<ToolResult<{ … }>>. The result is at most MaxTSDeclBytes; types
+// are cut at MaxTSDepth, and where anything is cut /* … */ says so.
+// ToolResult and the types it uses are declared by tsSharedTypes.
 func TSDecl(t wire.Tool) string {
-	const tail1 = "): Promise<{ content: ContentBlock[]; structuredContent?: "
-	const tail2 = "; isError?: boolean }>"
+	const indent = "    "
 	var sb strings.Builder
-	sb.WriteString(tsDoc(t.Description))
-	sb.WriteString("tools")
-	sb.WriteString(tsAccess(t.Server))
-	sb.WriteString(tsAccess(t.Name))
-	sb.WriteString("(args: ")
-	budget := MaxTSDeclBytes - tsReserve - sb.Len() - len(tail1) - len(tail2)
+	for _, line := range strings.SplitAfter(tsDoc(t.Description), "\n") {
+		if line != "" {
+			sb.WriteString(indent + line)
+		}
+	}
+	key := tsKey(t.Name)
+	if len(key) > MaxTSDeclBytes/2 {
+		return indent + fmt.Sprintf("/* a tool whose name is %d bytes long is left out */", len(t.Name))
+	}
+	sb.WriteString(indent + key + "(args: ")
+	const tail = ">;"
+	budget := MaxTSDeclBytes - tsReserve - sb.Len() - len("): Promise<ToolResult<") - len(tail)
 	hasOutput := !tsEmpty(t.OutputSchema)
 	inBudget := budget
 	if hasOutput {
@@ -75,26 +82,64 @@ func TSDecl(t wire.Tool) string {
 	}
 	in, used := tsAnyArgs, 0
 	if !tsEmpty(t.InputSchema) {
-		in, used = tsRender(t.InputSchema, inBudget)
+		in, used = tsRender(t.InputSchema, inBudget, tsMemberLevel)
 	}
-	out := "unknown"
+	result := "ToolResult"
 	if hasOutput {
-		out, _ = tsRender(t.OutputSchema, budget-used)
+		out, _ := tsRender(t.OutputSchema, budget-used, tsMemberLevel)
+		result = "ToolResult<" + out + ">"
 	}
 	sb.WriteString(in)
-	sb.WriteString(tail1)
-	sb.WriteString(out)
-	sb.WriteString(tail2)
+	sb.WriteString("): Promise<" + result + tail)
 	if sb.Len() <= MaxTSDeclBytes {
 		return sb.String()
 	}
-	// Only names and a description too long to show get here: keep the
-	// call's shape and say what was left out.
-	access := tsAccess(t.Server) + tsAccess(t.Name)
-	if len(access) > MaxTSDeclBytes/2 {
-		access = "[" + tsCut + "]"
+	// Only a description too long to show gets here: keep the call's shape
+	// and say what was left out.
+	return indent + key + "(args: " + tsUnknownCut + "): Promise<ToolResult>;"
+}
+
+// tsMemberLevel is the nesting at which a tool's argument and result types
+// stand in TSDeclarations: inside `declare const tools: {` and the server's
+// object.
+const tsMemberLevel = 2
+
+// TSDeclarations renders tools as one TypeScript file that parses (esbuild
+// strips it whole): `declare const tools: { server: { tool(args): … } }`,
+// the servers in the order their first tool comes in tools, then the types
+// every tool shares (tsSharedTypes). An agent can read it, and a program
+// can begin with it.
+func TSDeclarations(tools []wire.Tool) string {
+	var order []string
+	byServer := map[string][]wire.Tool{}
+	for _, t := range tools {
+		if _, ok := byServer[t.Server]; !ok {
+			order = append(order, t.Server)
+		}
+		byServer[t.Server] = append(byServer[t.Server], t)
 	}
-	return "tools" + access + "(args: " + tsUnknownCut + tail1 + "unknown" + tail2
+	var sb strings.Builder
+	sb.WriteString("declare const tools: {\n")
+	for _, server := range order {
+		sb.WriteString("  " + tsKey(server) + ": {\n")
+		for _, t := range byServer[server] {
+			sb.WriteString(TSDecl(t))
+			sb.WriteString("\n")
+		}
+		sb.WriteString("  };\n")
+	}
+	sb.WriteString("};\n\n")
+	sb.WriteString(tsSharedTypes)
+	return sb.String()
+}
+
+// tsKey renders a name as a property of an object type: bare when it is an
+// identifier (reserved words included, as TypeScript allows), else quoted.
+func tsKey(k string) string {
+	if tsIdentifier(k) {
+		return k
+	}
+	return tsQuote(k)
 }
 
 // renderTSType renders a JSON Schema as a TypeScript type: `unknown` for bytes that
@@ -118,7 +163,7 @@ func renderTSType(schema json.RawMessage) string {
 	if tsEmpty(schema) {
 		return "unknown"
 	}
-	s, _ := tsRender(schema, MaxTSDeclBytes-tsReserve)
+	s, _ := tsRender(schema, MaxTSDeclBytes-tsReserve, 0)
 	return s
 }
 
@@ -129,8 +174,9 @@ func tsEmpty(b json.RawMessage) bool {
 }
 
 // tsRender renders schema within budget bytes (give or take what closing
-// the open types takes) and says how many it used.
-func tsRender(schema json.RawMessage, budget int) (string, int) {
+// the open types takes), with objects laid out for nesting level, and says
+// how many bytes it used.
+func tsRender(schema json.RawMessage, budget, level int) (string, int) {
 	if err := checkSchemaBytes(bytes.TrimSpace(schema)); err != nil {
 		if errors.Is(err, errSchemaTooLarge) {
 			return tsUnknownCut, len(tsUnknownCut)
@@ -141,7 +187,7 @@ func tsRender(schema json.RawMessage, budget int) (string, int) {
 	if err != nil {
 		return "unknown", len("unknown")
 	}
-	r := &tsRenderer{root: root, budget: budget, active: map[string]bool{"": true}}
+	r := &tsRenderer{root: root, budget: budget, active: map[string]bool{"": true}, indent: level}
 	s := r.render(root, 0, 0).s
 	if len(s) > MaxTSDeclBytes {
 		return tsUnknownCut, len(tsUnknownCut) // unreachable while the accounting holds

@@ -449,14 +449,8 @@ func (r *tsRenderer) layout(members []tsMember, level int) string {
 	return sb.String()
 }
 
-// key renders a property name: bare when it is an identifier (reserved words
-// included, as TypeScript allows), else quoted.
-func (r *tsRenderer) key(k string) string {
-	if tsIdentifier(k) {
-		return r.emit(k)
-	}
-	return r.emit(tsQuote(k))
-}
+// key renders a property name (see tsKey).
+func (r *tsRenderer) key(k string) string { return r.emit(tsKey(k)) }
 
 // propDoc is a property's description as a one-line doc comment, or "". A
 // property that is only a $ref takes the description of its target.

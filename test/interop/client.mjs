@@ -6,10 +6,13 @@
 // stderr; a usage error, with status 2.
 //
 //   node client.mjs [--server BIN] [--config FILE] [--timeout-ms N]
-//                   [--input JSON] (--code-file FILE | --code CODE)
+//                   [--input JSON] [--language typescript]
+//                   [--prepend-search QUERY] (--code-file FILE | --code CODE)
 //
 // --server defaults to $RUN_JS_SERVER_BIN, --config to $RUN_JS_SERVER_CONFIG.
-// --timeout-ms is passed to run_js as timeout_ms. The tools the gateway
+// --timeout-ms is passed to run_js as timeout_ms, --language as language.
+// --prepend-search first calls search_tools {query: QUERY} and puts its
+// answer (TypeScript declarations) before the program, as an agent may. The tools the gateway
 // listed are written to stderr as one line: "client: tools: [...]".
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
@@ -36,6 +39,8 @@ try {
       "code-file": { type: "string" },
       input: { type: "string" },
       "timeout-ms": { type: "string" },
+      language: { type: "string" },
+      "prepend-search": { type: "string" },
     },
   }).values;
 } catch (err) {
@@ -59,6 +64,8 @@ if (opts["timeout-ms"] !== undefined) {
   args.timeout_ms = Number(opts["timeout-ms"]);
   if (!Number.isInteger(args.timeout_ms)) fail(2, `--timeout-ms ${opts["timeout-ms"]}: not an integer`);
 }
+
+if (opts.language !== undefined) args.language = opts.language;
 
 const client = new Client({ name: "run-js-server-interop", version: "0.0.0" });
 const transport = new StdioClientTransport({
@@ -84,6 +91,13 @@ const names = listed.tools.map((t) => t.name).sort();
 process.stderr.write(`client: tools: ${JSON.stringify(names)}\n`);
 if (JSON.stringify(names) !== JSON.stringify(EXPECTED_TOOLS)) {
   fail(1, `tools/list: got ${JSON.stringify(names)}, want exactly ${JSON.stringify(EXPECTED_TOOLS)}`);
+}
+if (opts["prepend-search"] !== undefined) {
+  const found = await step("tools/call search_tools", () =>
+    client.callTool({ name: "search_tools", arguments: { query: opts["prepend-search"] } }, undefined, { timeout: REQUEST_TIMEOUT_MS }),
+  );
+  if (found.isError) fail(1, `search_tools: ${JSON.stringify(found)}`);
+  args.code = found.content[0].text + "\n" + args.code;
 }
 const result = await step("tools/call run_js", () =>
   client.callTool({ name: "run_js", arguments: args }, undefined, { timeout: REQUEST_TIMEOUT_MS }),

@@ -336,10 +336,10 @@ type ending struct {
 	DurationMs int64 `json:"durationMs"`
 }
 
-// runJS runs client.mjs with program and timeoutMs (0: the default), checks
-// that the client saw exactly the gateway's six tools, and
-// returns run_js's result and its raw JSON.
-func runJS(t *testing.T, e *env, program string, timeoutMs int) (*callToolResult, []byte) {
+// runJS runs client.mjs with program, timeoutMs (0: the default) and any
+// further flags of client.mjs, checks that the client saw exactly the
+// gateway's six tools, and returns run_js's result and its raw JSON.
+func runJS(t *testing.T, e *env, program string, timeoutMs int, flags ...string) (*callToolResult, []byte) {
 	t.Helper()
 	code := filepath.Join(t.TempDir(), "program.js")
 	if err := os.WriteFile(code, []byte(program), 0o600); err != nil {
@@ -349,6 +349,7 @@ func runJS(t *testing.T, e *env, program string, timeoutMs int) (*callToolResult
 	if timeoutMs > 0 {
 		args = append(args, "--timeout-ms", strconv.Itoa(timeoutMs))
 	}
+	args = append(args, flags...)
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(e.node, args...)
 	cmd.Dir = e.dir
