@@ -75,6 +75,12 @@ var readmeLimits = map[string]any{
 	"mcpgw.MaxConfigServers":      MaxConfigServers,
 	"mcpgw.MaxServerNameBytes":    MaxServerNameBytes,
 	"mcpgw.MaxConfigProblems":     MaxConfigProblems,
+	"mcpgw.MaxRequestBytes":       MaxRequestBytes,
+	"mcpgw.DefaultSessionIdle":    DefaultSessionIdle,
+	"mcpgw.DefaultMaxSessions":    DefaultMaxSessions,
+	"mcpgw.MinTokenBytes":         MinTokenBytes,
+	"mcpgw.HeaderTimeout":         HeaderTimeout,
+	"mcpgw.DrainTimeout":          DrainTimeout,
 }
 
 // notLimits are exported numeric constants of the scanned packages that are
