@@ -80,6 +80,7 @@ var readmeLimits = map[string]any{
 	"mcpgw.DefaultMaxSessions":    DefaultMaxSessions,
 	"mcpgw.MinTokenBytes":         MinTokenBytes,
 	"mcpgw.HeaderTimeout":         HeaderTimeout,
+	"mcpgw.KeepAliveTimeout":      KeepAliveTimeout,
 	"mcpgw.DrainTimeout":          DrainTimeout,
 }
 

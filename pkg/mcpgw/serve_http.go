@@ -46,6 +46,10 @@ const (
 	// HeaderTimeout bounds reading a request's headers, so that a client
 	// that opens connections and sends nothing cannot hold them.
 	HeaderTimeout = 10 * time.Second
+	// KeepAliveTimeout: a keep-alive connection with no request in flight
+	// is closed after this long, so idle clients do not hold connections
+	// (a session's event stream is a request in flight, and stays).
+	KeepAliveTimeout = 2 * time.Minute
 	// DrainTimeout: at shutdown, after every program is stopped, answers in
 	// flight (the endings of stopped programs) get this long to go out
 	// before every connection is closed.
@@ -145,7 +149,7 @@ func NewHTTPServer(g *Gateway, opts HTTPOptions) (*HTTPServer, error) {
 		http.Error(w, fmt.Sprintf("run-js-server serves MCP at %s, not at %s", MCPPath, r.URL.Path), http.StatusNotFound)
 	})
 	s.handler = s.guard(mux)
-	s.srv = &http.Server{Handler: s.handler, ReadHeaderTimeout: HeaderTimeout, ErrorLog: slog.NewLogLogger(g.log.Handler(), slog.LevelWarn)}
+	s.srv = &http.Server{Handler: s.handler, ReadHeaderTimeout: HeaderTimeout, IdleTimeout: KeepAliveTimeout, ErrorLog: slog.NewLogLogger(g.log.Handler(), slog.LevelWarn)}
 	return s, nil
 }
 
