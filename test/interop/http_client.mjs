@@ -19,9 +19,10 @@
 //             a body over the cap (413), and the session still serving
 //             after it.
 //   hold      two sessions with three running scripts each, and a wait_js
-//             in flight on each: prints {"ready": ...}, then the answers
-//             of the waits when they come (after the gateway's SIGTERM),
-//             then waits to be killed.
+//             in flight on each (with a progress token: its first
+//             notification shows it arrived): prints {"ready": ...}, then
+//             the answers of the waits when they come (after the gateway's
+//             SIGTERM), then waits to be killed.
 import { parseArgs } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -203,12 +204,18 @@ async function hold() {
   const [a, b] = await step("connect two sessions", () => Promise.all([connect("agent-a"), connect("agent-b")]));
   const ida = await step("start A's scripts", () => startScripts(a, 3));
   const idb = await step("start B's scripts", () => startScripts(b, 3));
-  const waits = [[a, ida[0]], [b, idb[0]]].map(([c, id]) =>
-    call(c, "wait_js", { scriptId: id, yield_ms: 60_000 }).then(
+  // A progress notification of a wait proves it is in flight on the
+  // gateway: only then is the gateway ready for its SIGTERM.
+  const inFlight = [];
+  const waits = [[a, ida[0]], [b, idb[0]]].map(([c, id]) => {
+    let seen;
+    inFlight.push(new Promise((resolve) => (seen = resolve)));
+    return call(c, "wait_js", { scriptId: id, yield_ms: 60_000 }, { onprogress: () => seen() }).then(
       (res) => ({ id, status: res.structuredContent?.status, isError: res.isError }),
       (err) => ({ id, error: String(err?.message ?? err).slice(0, 300) }),
-    ),
-  );
+    );
+  });
+  await Promise.all(inFlight);
   process.stdout.write(JSON.stringify({ ready: true, ids: [...ida, ...idb] }) + "\n");
   const results = await Promise.all(waits);
   process.stdout.write(JSON.stringify({ waits: results }) + "\n");
