@@ -56,10 +56,14 @@ func loadConfig(path string, demo bool) (*mcpgw.Config, error) {
 	return cfg, nil
 }
 
+// confinementUsage is the --confinement flag's help, for run and serve.
+const confinementUsage = "how each worker confines itself before it reads a program (Linux): strict (refuse runs in a worker that lacks a layer), best-effort (every layer the kernel has), or off (debugging only); default: the config's limits.confinement, else best-effort"
+
 // newGateway loads the config and connects to its servers, logging to stderr.
-// A serving gateway keeps spare workers; one that runs a single program
-// does not.
-func newGateway(ctx context.Context, configPath string, demo bool, spares int, stderr io.Writer) (*mcpgw.Gateway, error) {
+// A serving gateway keeps spare workers (wc.Spares); one that runs a single
+// program does not. confinement is the --confinement flag: "" takes the
+// config's setting (best-effort when it has none).
+func newGateway(ctx context.Context, configPath string, demo bool, confinement string, wc worker.Config, stderr io.Writer) (*mcpgw.Gateway, error) {
 	cfg, err := loadConfig(configPath, demo)
 	if err != nil {
 		return nil, err
@@ -68,7 +72,16 @@ func newGateway(ctx context.Context, configPath string, demo bool, spares int, s
 	for _, w := range cfg.Warnings {
 		log.Warn(w)
 	}
-	g, err := mcpgw.New(cfg, mcpgw.Options{Version: version, Log: log, Worker: worker.Config{Spares: spares}})
+	wc.Confinement = cfg.Confinement
+	if confinement != "" {
+		if wc.Confinement, err = worker.ParseConfinement(confinement); err != nil {
+			return nil, fmt.Errorf("--%v", err)
+		}
+		if wc.Confinement == worker.ConfineOff {
+			fmt.Fprintln(stderr, "run-js-server: warning: --confinement off: workers run unconfined, as processes of your user with your access (for debugging only)")
+		}
+	}
+	g, err := mcpgw.New(cfg, mcpgw.Options{Version: version, Log: log, Worker: wc})
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +115,7 @@ func toolsCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitUsage
 	}
-	g, err := newGateway(context.Background(), *config, *demo, 0, stderr)
+	g, err := newGateway(context.Background(), *config, *demo, "", worker.Config{}, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "run-js-server tools: %v\n", err)
 		return exitUsage

@@ -63,11 +63,12 @@ func main() {
 var usage = `run-js-server: a code-mode MCP gateway
 
 Usage:
-  run-js-server [--config FILE] [--demo]     serve MCP on stdio (tools run_js, wait_js, stop_js, list_js, search_tools, server_info)
-  run-js-server --http ADDR [--token-file FILE] [--allow-origin ORIGIN]... [--idle-timeout ` + mcpgw.DefaultSessionIdle.String() + `] [--max-sessions ` + strconv.Itoa(mcpgw.DefaultMaxSessions) + `] [--config FILE] [--demo]
+  run-js-server [--config FILE] [--demo] [--confinement strict|best-effort|off]
+                                             serve MCP on stdio (tools run_js, wait_js, stop_js, list_js, search_tools, server_info)
+  run-js-server --http ADDR [--token-file FILE] [--allow-origin ORIGIN]... [--idle-timeout ` + mcpgw.DefaultSessionIdle.String() + `] [--max-sessions ` + strconv.Itoa(mcpgw.DefaultMaxSessions) + `] [same flags]
                                              serve the same over MCP Streamable HTTP at http://ADDR` + mcpgw.MCPPath + `; the token
                                              (or $RUN_JS_SERVER_TOKEN) is required unless ADDR is loopback
-  run-js-server run [--config FILE] [--demo] [--timeout ` + wire.DefaultTimeout.String() + `] [--memory ` + mcpgw.FormatSize(wire.DefaultMemory) + `] [--input JSON] [--format json|text] FILE|-
+  run-js-server run [--config FILE] [--demo] [--timeout ` + wire.DefaultTimeout.String() + `] [--memory ` + mcpgw.FormatSize(wire.DefaultMemory) + `] [--input JSON] [--format json|text] [--confinement strict|best-effort|off] FILE|-
   run-js-server tools [--config FILE] [--demo] [--ts]
   run-js-server check-config FILE
   run-js-server demo-server

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/run-js-server/run-js-server/pkg/mcpgw"
+	"github.com/run-js-server/run-js-server/pkg/worker"
 )
 
 // tokenEnv names the environment variable that gives the bearer token when
@@ -32,6 +33,7 @@ const maxTokenFile = 4 << 10
 type serveFlags struct {
 	config      string
 	demo        bool
+	confinement string
 	http        string
 	tokenFile   string
 	origins     []string
@@ -55,6 +57,7 @@ func serveCmd(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int 
 	var f serveFlags
 	fs.StringVar(&f.config, "config", "", "the gateway config (default: $"+configEnv+"; none: no downstream servers)")
 	fs.BoolVar(&f.demo, "demo", false, "add the built-in demo issue tracker as server demo")
+	fs.StringVar(&f.confinement, "confinement", "", confinementUsage)
 	fs.StringVar(&f.http, "http", "", "serve MCP Streamable HTTP at http://ADDR"+mcpgw.MCPPath+" instead of stdio (e.g. 127.0.0.1:8080)")
 	fs.StringVar(&f.tokenFile, "token-file", "", "with --http: require the bearer token in FILE (default: $"+tokenEnv+"); required on an address that is not loopback")
 	fs.Func("allow-origin", "with --http: also serve browser pages of this origin, scheme://host[:port] (repeatable)", func(s string) error {
@@ -103,12 +106,11 @@ func serveCmd(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int 
 	if f.http != "" {
 		return serveHTTP(ctx, stop, f, envToken, stderr)
 	}
-	g, err := newGateway(ctx, f.config, f.demo, mcpgw.DefaultSpares, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "run-js-server: %v\n", err)
-		return exitUsage
+	g, code := startGateway(ctx, f, stderr)
+	if g == nil {
+		return code
 	}
-	err = mcpgw.ServeStdio(ctx, g, stdin, stdout)
+	err := mcpgw.ServeStdio(ctx, g, stdin, stdout)
 	stop() // from here a second signal ends the process at once
 	g.Close()
 	if err != nil && ctx.Err() == nil {
@@ -139,10 +141,9 @@ func serveHTTP(ctx context.Context, stop context.CancelFunc, f serveFlags, envTo
 			"so that only holders of the token can run programs; or listen on 127.0.0.1\n", f.http, ln.Addr(), mcpgw.MinTokenBytes, tokenEnv)
 		return exitUsage
 	}
-	g, err := newGateway(ctx, f.config, f.demo, mcpgw.DefaultSpares, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "run-js-server: %v\n", err)
-		return exitUsage
+	g, code := startGateway(ctx, f, stderr)
+	if g == nil {
+		return code
 	}
 	hs, err := mcpgw.NewHTTPServer(g, mcpgw.HTTPOptions{Token: token, AllowOrigins: f.origins, SessionIdle: f.idleTimeout, MaxSessions: f.maxSessions})
 	if err != nil {
@@ -160,7 +161,7 @@ func serveHTTP(ctx context.Context, stop context.CancelFunc, f serveFlags, envTo
 
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
-	code := exitReturned
+	code = exitReturned
 	select {
 	case <-ctx.Done():
 	case err := <-served:
@@ -171,6 +172,27 @@ func serveHTTP(ctx context.Context, stop context.CancelFunc, f serveFlags, envTo
 	hs.Shutdown()
 	g.Close()
 	return code
+}
+
+// startGateway loads the config, connects to its servers and has one
+// worker report its confinement, so that server_info is true from the
+// start; with strict confinement a host that lacks a layer is refused here
+// rather than at every run. On failure it returns nil and the exit code.
+func startGateway(ctx context.Context, f serveFlags, stderr io.Writer) (*mcpgw.Gateway, int) {
+	g, err := newGateway(ctx, f.config, f.demo, f.confinement, worker.Config{Spares: mcpgw.DefaultSpares}, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "run-js-server: %v\n", err)
+		return nil, exitUsage
+	}
+	if err := g.ProbeConfinement(ctx); err != nil {
+		g.Close()
+		fmt.Fprintf(stderr, "run-js-server: %v\n", err)
+		if errors.Is(err, worker.ErrConfinement) {
+			return nil, exitUsage
+		}
+		return nil, exitEnded
+	}
+	return g, exitReturned
 }
 
 // loadToken reads the bearer token from path, or else takes envToken (the

@@ -20,7 +20,7 @@ import (
 )
 
 func main() {
-	if len(os.Args) == 3 && os.Args[1] == "--worker-fd" {
+	if len(os.Args) >= 3 && os.Args[1] == "--worker-fd" { // then --confinement SETTING, read by ChildMain
 		if fd, err := strconv.Atoi(os.Args[2]); err == nil && fd >= 3 {
 			worker.ChildMain(fd)
 		}

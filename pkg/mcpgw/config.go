@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/run-js-server/run-js-server/pkg/wire"
+	"github.com/run-js-server/run-js-server/pkg/worker"
 )
 
 // The bounds of a config file and of what it may ask for. Each has its reason.
@@ -113,6 +114,10 @@ type Config struct {
 	// MaxTimeout and MaxMemory are the most a run_js call may ask for.
 	MaxTimeout time.Duration
 	MaxMemory  int64
+	// Confinement is how far each worker must confine itself (limits.
+	// confinement; the zero value is best-effort). A command-line flag may
+	// override it.
+	Confinement worker.Confinement
 
 	// Warnings are things ignored or skipped, one line each, in the form
 	// "FILE: WHERE: what". They never hold a secret.

@@ -97,7 +97,7 @@ var fieldHints = map[string]string{
 }
 
 var laneFields = []string{"maxActive", "maxOutstanding"}
-var limitFields = []string{"timeout", "memory", "maxTimeout", "maxMemory"}
+var limitFields = []string{"timeout", "memory", "maxTimeout", "maxMemory", "confinement"}
 
 // serverFieldKind is the kind of the server field named key, if it is one.
 func serverFieldKind(key string) (fieldKind, bool) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/run-js-server/run-js-server/pkg/wire"
+	"github.com/run-js-server/run-js-server/pkg/worker"
 )
 
 // limits reads "limits" and returns the run defaults and maxima in force.
@@ -45,6 +46,8 @@ func (p *configParser) limits(raw json.RawMessage) (wire.Limits, time.Duration, 
 			} else {
 				maxTimeout = d
 			}
+		case "confinement":
+			p.limitConfinement(fw, m.val)
 		case "memory", "maxMemory":
 			n, ok := p.limitMemory(fw, m.val)
 			if !ok {
@@ -129,6 +132,23 @@ func (p *configParser) limitMemory(where string, raw json.RawMessage) (int64, bo
 		return 0, false
 	}
 	return n, true
+}
+
+// limitConfinement reads limits.confinement: "strict", "best-effort" or "off".
+func (p *configParser) limitConfinement(where string, raw json.RawMessage) {
+	s, ok := p.str(where, raw)
+	if !ok {
+		return
+	}
+	c, err := worker.ParseConfinement(s)
+	if err != nil || strings.TrimSpace(s) == "" {
+		p.problem(where, fmt.Sprintf(`%s is not a confinement setting; use "strict" (refuse runs in a worker that lacks a layer), "best-effort" (the default: every layer the kernel has) or "off" (debugging only)`, quoteValue(s)))
+		return
+	}
+	if c == worker.ConfineOff {
+		p.warn(where, `"off": workers run unconfined, as processes of the gateway's user; for debugging only`)
+	}
+	p.confinement = c
 }
 
 // parseDuration parses a Go duration, or says what is wrong with it.

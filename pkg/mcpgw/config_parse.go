@@ -14,13 +14,15 @@ import (
 
 	"github.com/run-js-server/run-js-server/pkg/lanes"
 	"github.com/run-js-server/run-js-server/pkg/wire"
+	"github.com/run-js-server/run-js-server/pkg/worker"
 )
 
 // configParser gathers the problems and warnings of one file.
 type configParser struct {
-	err      *ConfigError
-	warnings []string
-	lookup   func(string) (string, bool)
+	err         *ConfigError
+	warnings    []string
+	lookup      func(string) (string, bool)
+	confinement worker.Confinement // limits.confinement
 }
 
 func (p *configParser) problem(where, what string) {
@@ -99,6 +101,7 @@ func (p *configParser) parse(path string, data []byte) *Config {
 			p.servers(cfg, servers)
 		case keyLimits:
 			cfg.Limits, cfg.MaxTimeout, cfg.MaxMemory = p.limits(m.val)
+			cfg.Confinement = p.confinement
 			limitsDone = true
 		default:
 			what := "ignored; not a gateway setting"

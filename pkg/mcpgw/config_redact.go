@@ -20,6 +20,8 @@ type redactedLimits struct {
 	Memory     int64  `json:"memory"`
 	MaxTimeout string `json:"maxTimeout"`
 	MaxMemory  int64  `json:"maxMemory"`
+	// Confinement is the config's setting; a command-line flag may override it.
+	Confinement string `json:"confinement"`
 }
 
 type redactedServer struct {
@@ -60,6 +62,7 @@ func (c *Config) Redacted() any {
 		Limits: redactedLimits{
 			Timeout: c.Limits.Timeout().String(), Memory: c.Limits.MemoryBytes,
 			MaxTimeout: c.MaxTimeout.String(), MaxMemory: c.MaxMemory,
+			Confinement: c.Confinement.String(),
 		},
 		Servers:  make([]redactedServer, 0, len(c.Servers)),
 		Warnings: c.Warnings,

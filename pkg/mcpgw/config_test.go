@@ -16,6 +16,7 @@ import (
 
 	"github.com/run-js-server/run-js-server/pkg/lanes"
 	"github.com/run-js-server/run-js-server/pkg/wire"
+	"github.com/run-js-server/run-js-server/pkg/worker"
 )
 
 // Names here start with config so they cannot clash with other tests of the
@@ -809,7 +810,8 @@ func TestConfigRedacted(t *testing.T) {
     "timeout": "30s",
     "memory": 67108864,
     "maxTimeout": "10m0s",
-    "maxMemory": 2147483648
+    "maxMemory": 2147483648,
+    "confinement": "best-effort"
   },
   "servers": [
     {
@@ -915,7 +917,10 @@ func TestConfigLimits(t *testing.T) {
 		want       wire.Limits
 		maxTimeout time.Duration
 		maxMemory  int64
-		wantErr    []string
+		// confinement is the setting read; the zero value is best-effort.
+		confinement worker.Confinement
+		wantWarning string
+		wantErr     []string
 	}{
 		{name: "absent", limits: ``, want: def, maxTimeout: wire.MaxTimeout, maxMemory: wire.MaxMemory},
 		{name: "null", limits: `, "limits": null`, want: def, maxTimeout: wire.MaxTimeout, maxMemory: wire.MaxMemory},
@@ -972,8 +977,17 @@ func TestConfigLimits(t *testing.T) {
 			wantErr: []string{`test.json: limits.maxMemory: 32MiB is below limits.memory 64MiB; raise maxMemory or lower memory`}},
 		{name: "limits an array", limits: `, "limits": []`,
 			wantErr: []string{`test.json: limits: expected an object, got an array; write it like {"timeout": "30s", "memory": "64MiB"}`}},
-		{name: "every field wrong", limits: `, "limits": {"timeout": "x", "memory": "y", "maxTimeout": 1, "maxMemory": "2TiB"}`,
-			wantErr: []string{"limits.timeout:", "limits.memory:", "limits.maxTimeout:", "limits.maxMemory:"}},
+		{name: "every field wrong", limits: `, "limits": {"timeout": "x", "memory": "y", "maxTimeout": 1, "maxMemory": "2TiB", "confinement": 1}`,
+			wantErr: []string{"limits.timeout:", "limits.memory:", "limits.maxTimeout:", "limits.maxMemory:", "limits.confinement: expected a string"}},
+		{name: "confinement strict", limits: `, "limits": {"confinement": "strict"}`,
+			want: def, maxTimeout: wire.MaxTimeout, maxMemory: wire.MaxMemory, confinement: worker.ConfineStrict},
+		{name: "confinement off", limits: `, "limits": {"confinement": "off"}`,
+			want: def, maxTimeout: wire.MaxTimeout, maxMemory: wire.MaxMemory, confinement: worker.ConfineOff,
+			wantWarning: `test.json: limits.confinement: "off": workers run unconfined`},
+		{name: "confinement misspelt", limits: `, "limits": {"confinement": "strikt"}`,
+			wantErr: []string{`test.json: limits.confinement: "strikt" is not a confinement setting; use "strict"`}},
+		{name: "confinement empty", limits: `, "limits": {"confinement": ""}`,
+			wantErr: []string{`test.json: limits.confinement: "" is not a confinement setting`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -988,8 +1002,11 @@ func TestConfigLimits(t *testing.T) {
 				return
 			}
 			c := configMustParse(t, src, nil)
-			if c.Limits != tt.want || c.MaxTimeout != tt.maxTimeout || c.MaxMemory != tt.maxMemory {
-				t.Errorf("got %+v max %s %d; want %+v max %s %d", c.Limits, c.MaxTimeout, c.MaxMemory, tt.want, tt.maxTimeout, tt.maxMemory)
+			if c.Limits != tt.want || c.MaxTimeout != tt.maxTimeout || c.MaxMemory != tt.maxMemory || c.Confinement != tt.confinement {
+				t.Errorf("got %+v max %s %d %s; want %+v max %s %d %s", c.Limits, c.MaxTimeout, c.MaxMemory, c.Confinement, tt.want, tt.maxTimeout, tt.maxMemory, tt.confinement)
+			}
+			if w := strings.Join(c.Warnings, "\n"); !strings.Contains(w, tt.wantWarning) || (tt.wantWarning == "" && strings.Contains(w, "limits")) {
+				t.Errorf("warnings %q; want %q", w, tt.wantWarning)
 			}
 			if _, err := c.Limits.Normalize(); err != nil {
 				t.Errorf("wire refuses the limits: %v", err)

@@ -107,6 +107,28 @@ func (g *Gateway) Connect(ctx context.Context) {
 	g.invalidate()
 }
 
+// ProbeConfinement has one worker report how it confined itself (a run of
+// `return 1`; see worker.Launcher.Probe), so that server_info shows which
+// layers are enforced before the first program runs, and says what is
+// missing. With strict confinement a worker that lacks a layer makes it fail
+// with an error wrapping worker.ErrConfinement that names the layer and the
+// kernel feature: a gateway should then refuse to serve. It blocks until the
+// probe run has ended (bounded by its deadline and the grace).
+func (g *Gateway) ProbeConfinement(ctx context.Context) error {
+	ps, err := g.launcher.Probe(ctx)
+	if err != nil {
+		return err
+	}
+	if g.opts.Worker.Confinement != worker.ConfineOff {
+		for _, p := range ps {
+			if !p.Enforced {
+				g.log.Warn("worker confinement layer not enforced", "layer", p.Name, "how", p.How)
+			}
+		}
+	}
+	return nil
+}
+
 // Close stops every running program (with the grace, then SIGKILL, and
 // reaps it), stops the spare workers and disconnects every server.
 func (g *Gateway) Close() {

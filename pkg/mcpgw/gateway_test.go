@@ -323,14 +323,25 @@ func TestMCPServerEndToEnd(t *testing.T) {
 	if err := json.Unmarshal(b, &info); err != nil || len(info.Servers) != 1 || info.Servers[0].State != StateReady || info.Tools != 3 {
 		t.Fatalf("server_info %s (%v)", b, err)
 	}
-	sandboxClaimed := false
+	// The OS layers are what the workers reported (a program has run), one
+	// line each, never the setting alone.
+	reported := map[string]worker.Protection{}
+	for _, p := range g.launcher.Protections() {
+		reported["OS: "+p.Name] = p
+	}
+	osLines := 0
 	for _, p := range info.Protection {
-		if strings.Contains(p.Protection, "OS sandbox") && p.Enforced {
-			sandboxClaimed = true
+		w, ok := reported[p.Protection]
+		if !strings.HasPrefix(p.Protection, "OS: ") {
+			continue
+		}
+		osLines++
+		if !ok || w.Enforced != p.Enforced || w.How != p.How || strings.Contains(p.How, "no worker has reported") {
+			t.Errorf("server_info protection %+v; the workers reported %+v", p, w)
 		}
 	}
-	if sandboxClaimed {
-		t.Fatal("server_info claims an OS sandbox that is not applied")
+	if osLines != len(wire.Layers) || info.Limits.Confinement != worker.ConfineBestEffort.String() {
+		t.Errorf("server_info lists %d OS layers (want %d) with confinement %q", osLines, len(wire.Layers), info.Limits.Confinement)
 	}
 	// Every run limit is reported as in force, none as 0 for "the default".
 	if l := info.Limits.Run; l.StackBytes != wire.DefaultStack || l.MaxInFlight != wire.DefaultMaxInFlight || l.MaxJSONDepth != wire.DefaultMaxJSONDepth ||

@@ -46,6 +46,7 @@ var readmeLimits = map[string]any{
 	"wire.OutputHeadChars":        wire.OutputHeadChars,
 	"wire.OutputTailChars":        wire.OutputTailChars,
 	"wire.MaxErrorChars":          wire.MaxErrorChars,
+	"wire.MaxLayerText":           wire.MaxLayerText,
 	"worker.DefaultGrace":         worker.DefaultGrace,
 	"worker.MaxSpares":            worker.MaxSpares,
 	"worker.MaxUnseenListed":      worker.MaxUnseenListed,

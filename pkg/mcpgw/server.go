@@ -242,6 +242,7 @@ type limitsReport struct {
 	MaxWorkerFrame int         `json:"maxWorkerFrame"`
 	OutputChars    int         `json:"outputKeptChars"`
 	StopGraceMs    int64       `json:"stopGraceMs"`
+	Confinement    string      `json:"confinement"`
 	SpareWorkers   int         `json:"spareWorkers"`
 	MaxRunning     int         `json:"maxRunningPrograms"`
 	PerSession     int         `json:"maxRunningPerSession"`
@@ -263,16 +264,26 @@ type protection struct {
 	How        string `json:"how"`
 }
 
-// protections is what server_info claims, and only what is true of this
-// build: no OS confinement is applied, and it says so.
-var protections = []protection{
+// engineProtections are what the gateway and the engine enforce on every
+// host: true of this build by construction.
+var engineProtections = []protection{
 	{"tool allowlist", true, "a program reaches only the catalog's tools (allowTools), through the parent, which checks every call"},
 	{"argument validation", true, "arguments are checked against each tool's inputSchema before sending (tools whose schema does not compile are listed)"},
 	{"memory limit", true, "QuickJS heap limit per run"},
 	{"deadline", true, "interrupt handler in the engine, and SIGKILL of the worker's process group after the grace"},
 	{"fresh process per run", true, "each run gets a worker process nothing ran in before; empty environment, private directory, own process group, only its socket"},
 	{"no host APIs", true, "no std/os modules, module loader, timers, file system or network inside the engine"},
-	{"OS sandbox (seccomp, namespaces)", false, "not applied: the worker is a process of the host's user, so an engine escape reaches what that user can"},
+}
+
+// protections is engineProtections followed by one line per layer of OS
+// confinement, each enforced only as the workers reported it (never from
+// the setting alone): "OS: seccomp", "OS: landlock", ...
+func (g *Gateway) protections() []protection {
+	out := append([]protection(nil), engineProtections...)
+	for _, p := range g.launcher.Protections() {
+		out = append(out, protection{Protection: "OS: " + p.Name, Enforced: p.Enforced, How: p.How})
+	}
+	return out
 }
 
 func (g *Gateway) info() serverInfoReport {
@@ -286,11 +297,11 @@ func (g *Gateway) info() serverInfoReport {
 		Limits: limitsReport{
 			Run: run, MaxTimeoutMs: g.cfg.MaxTimeout.Milliseconds(), MaxMemoryBytes: g.cfg.MaxMemory,
 			MaxWorkerFrame: wire.MaxWorkerFrame, OutputChars: wire.OutputHeadChars + wire.OutputTailChars,
-			StopGraceMs: g.launcher.Grace().Milliseconds(), SpareWorkers: g.opts.Worker.Spares, MaxRunning: g.slots.max,
+			StopGraceMs: g.launcher.Grace().Milliseconds(), Confinement: g.opts.Worker.Confinement.String(), SpareWorkers: g.opts.Worker.Spares, MaxRunning: g.slots.max,
 			PerSession: MaxRunningPerSession, KeptEndings: KeptEndingsPerSession,
 			DefaultYieldMs: DefaultYield.Milliseconds(), MaxYieldMs: MaxYield.Milliseconds(),
 		},
-		Servers: g.Servers(), Tools: len(catalog), Protection: protections, Warnings: g.cfg.Warnings,
+		Servers: g.Servers(), Tools: len(catalog), Protection: g.protections(), Warnings: g.cfg.Warnings,
 	}
 	for _, p := range problems {
 		in.Unchecked = append(in.Unchecked, toolProblem{Tool: p.Server + "." + p.Tool, Reason: p.Reason})

@@ -4,13 +4,58 @@ import "encoding/json"
 
 // ProtocolVersion is sent in hello and start. A worker built from another
 // version of this package is refused with a message saying to rebuild.
-const ProtocolVersion = 1
+// Version 2: hello comes after the worker has confined itself and says what
+// it applied.
+const ProtocolVersion = 2
 
 // Hello is the worker's first frame: it proves the process is a worker of
-// this protocol before any run is trusted to it.
+// this protocol before any run is trusted to it. A worker sends it once it
+// has prepared its runtime and confined itself, and before it reads its start
+// frame, so Confinement describes the process any program will run in.
 type Hello struct {
-	Protocol int `json:"protocol"`
-	PID      int `json:"pid"`
+	Protocol    int          `json:"protocol"`
+	PID         int          `json:"pid"`
+	Confinement *Confinement `json:"confinement,omitempty"`
+}
+
+// Confinement is what a worker applied to itself before reading its start
+// frame, one Layer per name below, made before anything from the parent was
+// read (so no program could have shaped it).
+type Confinement struct {
+	// Setting is the setting the worker was started with: strict,
+	// best-effort or off.
+	Setting string `json:"setting"`
+	// LandlockABI is the Landlock ABI version the ruleset was built for
+	// (0: no Landlock).
+	LandlockABI int     `json:"landlockABI"`
+	Layers      []Layer `json:"layers"`
+}
+
+// The names of the layers of confinement, in the order a report lists them.
+const (
+	LayerSeccomp      = "seccomp"
+	LayerLandlock     = "landlock"
+	LayerNoNewPrivs   = "no_new_privs"
+	LayerRlimits      = "rlimits"
+	LayerCapabilities = "capabilities"
+	LayerNamespaces   = "namespaces"
+)
+
+// Layers lists the layer names in report order.
+var Layers = []string{LayerSeccomp, LayerLandlock, LayerNoNewPrivs, LayerRlimits, LayerCapabilities, LayerNamespaces}
+
+// MaxLayerText bounds each text of a Layer from a worker: a sentence or two.
+const MaxLayerText = 600
+
+// Layer is one layer of confinement as a worker applied it.
+type Layer struct {
+	Name     string `json:"name"`
+	Enforced bool   `json:"enforced"`
+	// How says what was applied, in words a person reads in server_info.
+	How string `json:"how"`
+	// Missing says what of the layer could not be applied, naming the
+	// kernel feature that was lacking; "" when nothing is missing.
+	Missing string `json:"missing,omitempty"`
 }
 
 // Tool is one entry of a run's catalog: the tools the program may call. The
@@ -103,12 +148,6 @@ const (
 	StatusStopped     Status = "stopped"
 	StatusCrashed     Status = "crashed"
 )
-
-// WorkerStatuses are the endings a worker may report in its end frame.
-var WorkerStatuses = map[Status]bool{
-	StatusReturned: true, StatusThrew: true, StatusStalled: true,
-	StatusTimedOut: true, StatusOutOfMemory: true, StatusStopped: true,
-}
 
 // ErrorInfo describes a thrown value or the reason of an ending.
 type ErrorInfo struct {

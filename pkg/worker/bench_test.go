@@ -36,7 +36,7 @@ func BenchmarkParentRoundTrip(b *testing.B) {
 // process spawned the same way echoes 4 bytes; the parent writes and reads
 // them back on the same netpoll socket, with no frames, goroutines or checks.
 func BenchmarkIPCFloor(b *testing.B) {
-	p, err := spawn(testConfig("echo-bytes").Command, "")
+	p, err := spawn(testConfig("echo-bytes"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -16,10 +16,11 @@ import (
 // Exit codes of a worker process. The parent reads an ending from the end
 // frame, never from these; they tell a person reading a crash report why.
 const (
-	exitOK         = 0
-	exitNotStarted = 2 // not started by run-js-server (fd is not our socket)
-	exitParentGone = 3 // the socket reached EOF or broke: nobody to report to
-	exitBadStart   = 4 // the start frame did not decode or did not match our protocol
+	exitOK          = 0
+	exitNotStarted  = 2 // not started by run-js-server (fd is not our socket)
+	exitParentGone  = 3 // the socket reached EOF or broke: nobody to report to
+	exitBadStart    = 4 // the start frame did not decode or did not match our protocol
+	exitConfinement = 5 // strict confinement, and a layer could not be applied
 )
 
 // outputFlushBytes: console output is coalesced into one frame up to this
@@ -44,13 +45,24 @@ func ChildMain(fd int) {
 	closeInherited(fd)
 
 	h := &childHost{fd: fd, max: wire.MaxStartFrame}
-	h.queueFrame(wire.TypeHello, wire.Hello{Protocol: wire.ProtocolVersion, PID: os.Getpid()}, nil)
-	h.flush()
 
 	// Everything that does not depend on the run happens before its start
 	// frame is read: for a spare worker, while nobody is waiting.
 	prep := jsrt.Prepare()
 	warmJSON()
+
+	// Confine before anything from the parent is read, and say in hello
+	// what was applied (confine_linux.go).
+	setting, err := confinementFromArgs(os.Args)
+	if err != nil {
+		die(exitBadStart, "%v", err)
+	}
+	report, ok := confine(setting)
+	h.queueFrame(wire.TypeHello, wire.Hello{Protocol: wire.ProtocolVersion, PID: os.Getpid(), Confinement: report}, nil)
+	h.flush()
+	if !ok {
+		exit(exitConfinement) // strict, and a layer is missing: hello says which
+	}
 
 	var frame wire.Frame
 	for {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/run-js-server/run-js-server/pkg/wire"
 )
 
 // MaxSpares bounds Config.Spares: each spare is an idle process of a few MiB.
@@ -28,6 +30,9 @@ type Launcher struct {
 	spares  []*proc
 	filling int // replacements being spawned
 	closed  bool
+
+	report       *wire.Confinement // the latest worker's, from its hello
+	parentLimits string            // the rlimits set on that worker at start
 }
 
 // ErrClosed: the Launcher was closed.
@@ -112,6 +117,7 @@ func (l *Launcher) Start(ctx context.Context, req Request) (*Run, error) {
 	}
 	r := &Run{id: req.RunID, pid: p.cmd.Process.Pid, stopc: make(chan string, 1), done: make(chan struct{})}
 	s := newSupervisor(ctx, l.cfg, req, p, r.stopc)
+	s.onHello = l.record
 	r.s = s
 	go func() {
 		r.ending = s.run()
@@ -142,7 +148,7 @@ func (l *Launcher) take() (*proc, error) {
 	if p != nil {
 		return p, nil
 	}
-	return spawn(l.cfg.Command, l.cfg.TempDir)
+	return spawn(l.cfg)
 }
 
 // refill spawns replacements, in the background, until spares and spawns in
@@ -153,7 +159,7 @@ func (l *Launcher) refill() {
 	for !l.closed && len(l.spares)+l.filling < l.cfg.Spares {
 		l.filling++
 		go func() {
-			p, err := spawn(l.cfg.Command, l.cfg.TempDir)
+			p, err := spawn(l.cfg)
 			l.mu.Lock()
 			l.filling--
 			if err == nil && !l.closed {

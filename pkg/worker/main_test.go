@@ -23,6 +23,9 @@ func TestMain(m *testing.M) {
 	}
 	if len(os.Args) >= 3 && os.Args[1] == "--worker-fd" {
 		if len(os.Args) >= 5 && os.Args[3] == "--mode" {
+			if strings.HasPrefix(os.Args[4], "attack-") {
+				attackWorker(os.Args[4]) // attack_linux_test.go
+			}
 			badWorker(os.Args[4])
 			os.Exit(0)
 		}

@@ -30,6 +30,16 @@ type Config struct {
 	// need (0 to MaxSpares). The package-level Start and Execute spawn per
 	// run and ignore it.
 	Spares int
+	// Confinement is how far each worker confines itself before it reads a
+	// program (seccomp, Landlock, no_new_privs, rlimits, capabilities).
+	// The zero value is ConfineBestEffort. It reaches the worker on its
+	// command line, so a spare is confined before any program reaches it.
+	Confinement Confinement
+	// Namespaces puts each worker in new user, network, IPC, UTS and mount
+	// namespaces at spawn, where unprivileged user namespaces are allowed.
+	// Off by default: it adds 0.3-0.9 ms to each spawn (BENCHMARKS.md), and
+	// seccomp and Landlock already deny what the namespaces would hide.
+	Namespaces bool
 }
 
 // DefaultGrace is Config.Grace when it is zero: a worker that checks its

@@ -26,9 +26,12 @@ type proc struct {
 // close-on-exec and whose child end becomes fd 3; nothing else inherited (Go
 // opens every descriptor close-on-exec, and the worker closes all above 3 at
 // start); an empty environment; a fresh private working directory; its own
-// process group; SIGKILL when this thread of the parent dies. On any error
-// everything made so far is undone.
-func spawn(command []string, tempDir string) (p *proc, err error) {
+// process group; SIGKILL when this thread of the parent dies; the
+// confinement setting on its command line (and, with cfg.Namespaces, new
+// namespaces: namespaces_linux.go). On any error everything made so far is
+// undone.
+func spawn(cfg Config) (p *proc, err error) {
+	command := append(append([]string(nil), cfg.Command...), confinementFlag, cfg.Confinement.String())
 	parentEnd, childEnd, err := socketpair()
 	if err != nil {
 		return nil, fmt.Errorf("%w: socketpair: %v", ErrSpawn, err)
@@ -40,7 +43,7 @@ func spawn(command []string, tempDir string) (p *proc, err error) {
 		}
 	}()
 
-	dir, err := os.MkdirTemp(tempDir, "run-js-")
+	dir, err := os.MkdirTemp(cfg.TempDir, "run-js-")
 	if err != nil {
 		return nil, fmt.Errorf("%w: private directory: %v", ErrSpawn, err)
 	}
@@ -61,15 +64,33 @@ func spawn(command []string, tempDir string) (p *proc, err error) {
 		}
 	}()
 
-	cmd := exec.Command(command[0], command[1:]...)
-	cmd.Env = []string{} // empty, not nil: nil would inherit ours
-	cmd.Dir = dir
-	cmd.Stdin = nil  // /dev/null
-	cmd.Stdout = nil // /dev/null: the socket carries everything
-	cmd.Stderr = stderrW
-	cmd.ExtraFiles = []*os.File{childEnd}
-	cmd.SysProcAttr = workerProcAttr()
-	if err := cmd.Start(); err != nil {
+	newCmd := func(namespaces bool) *exec.Cmd {
+		cmd := exec.Command(command[0], command[1:]...)
+		cmd.Env = []string{} // empty, not nil: nil would inherit ours
+		cmd.Dir = dir
+		cmd.Stdin = nil  // /dev/null
+		cmd.Stdout = nil // /dev/null: the socket carries everything
+		cmd.Stderr = stderrW
+		cmd.ExtraFiles = []*os.File{childEnd}
+		cmd.SysProcAttr = workerProcAttr()
+		if namespaces {
+			withNamespaces(cmd.SysProcAttr)
+		}
+		return cmd
+	}
+	namespaces := cfg.Namespaces && cfg.Confinement != ConfineOff
+	cmd := newCmd(namespaces)
+	err = cmd.Start()
+	if err != nil && namespaces && cfg.Confinement != ConfineStrict {
+		// No user namespaces here: best effort goes on without them (the
+		// worker's report says so).
+		cmd = newCmd(false)
+		err = cmd.Start()
+	}
+	if err != nil && namespaces && cfg.Confinement == ConfineStrict {
+		return nil, fmt.Errorf("%w: start %s in new namespaces (strict confinement; does this kernel allow unprivileged user namespaces? see user.max_user_namespaces): %v", ErrSpawn, command[0], err)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("%w: start %s: %v", ErrSpawn, command[0], err)
 	}
 	// From here a failure must kill and reap what we started.

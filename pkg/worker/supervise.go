@@ -73,6 +73,15 @@ type supervisor struct {
 	wmu      sync.Mutex
 	handlers sync.WaitGroup // calls being performed
 
+	// onHello, if set, is given the worker's hello once it has passed the
+	// checks, with what the parent applied itself (confine_parent.go).
+	onHello     func(h *wire.Hello, parentLimits string)
+	limitsNote  string // the rlimits set on the worker at start
+	limitsError error  // setting them failed
+	// heldStart is the start frame, held back under strict confinement
+	// until the worker's hello has shown it confined (under mu).
+	heldStart []byte
+
 	// Owned by run.
 	end        *endMsg
 	verdict    *Ending
@@ -93,6 +102,7 @@ func newSupervisor(ctx context.Context, cfg Config, req Request, p *proc, stopc 
 		output:  newOutputKeeper(wire.OutputHeadChars, wire.OutputTailChars),
 		live:    true,
 	}
+	s.check.setting = cfg.Confinement
 	s.deadline = s.started.Add(req.Limits.Timeout())
 	s.hard = s.deadline.Add(cfg.Grace)
 	s.callCtx, s.cancelCalls = context.WithDeadline(context.Background(), s.deadline)
@@ -116,6 +126,8 @@ func (s *supervisor) launch() {
 	go s.wait()
 	go s.drainStderr()
 
+	// The run's own rlimits, on the worker before its program is sent.
+	s.limitRun()
 	start := wire.Start{
 		Protocol: wire.ProtocolVersion,
 		RunID:    s.req.RunID,
@@ -124,8 +136,14 @@ func (s *supervisor) launch() {
 		Input:    s.req.Input,
 	}
 	buf, err := wire.AppendFrame(nil, wire.TypeStart, start, []byte(s.req.Code))
-	if err != nil {
+	if s.limitsError != nil {
+		s.crash(ruleConfinement, s.limitsError.Error())
+	} else if err != nil {
 		s.crash(ruleUnexpected, fmt.Sprintf("cannot encode the start frame: %v", err))
+	} else if s.cfg.Confinement == ConfineStrict {
+		s.mu.Lock()
+		s.heldStart = buf // sent by onFrame once hello has passed the strict check
+		s.mu.Unlock()
 	} else {
 		// Taken here so the start goes out before any result can.
 		s.wmu.Lock()
@@ -350,6 +368,15 @@ func (s *supervisor) onFrame(f wire.Frame) *violation {
 		return v
 	}
 	switch m := msg.(type) {
+	case *wire.Hello:
+		if s.onHello != nil {
+			s.onHello(m, s.limitsNote)
+		}
+		if buf := s.heldStart; buf != nil && s.live {
+			s.heldStart = nil
+			s.wmu.Lock() // before any result can be written: none is due yet
+			go s.writeLocked(buf)
+		}
 	case *callMsg:
 		if !s.live {
 			s.dropped++
@@ -470,6 +497,15 @@ func (s *supervisor) finish(exited bool) *Ending {
 	s.p.stderr.Close()
 	_ = removeAll(s.p.dir)
 
+	if exited {
+		if detail, ok := forbiddenCall(s.p.cmd.ProcessState, stderr); ok {
+			s.decide(&Ending{
+				Status: wire.StatusCrashed,
+				Error:  &wire.ErrorInfo{Name: "WorkerCrashed", Message: (&violation{Rule: ruleConfinement, Detail: detail}).Error()},
+				Crash:  &Crash{Rule: ruleConfinement, Detail: detail},
+			})
+		}
+	}
 	if s.verdict == nil {
 		s.decide(&Ending{
 			Status: wire.StatusCrashed,

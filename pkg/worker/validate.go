@@ -30,6 +30,7 @@ const (
 	ruleBadEnd           Rule = "invalid_end"
 	ruleAfterEnd         Rule = "frame_after_end"
 	ruleExitBeforeEnd    Rule = "exit_before_end"
+	ruleConfinement      Rule = "confinement"
 )
 
 // rules says, for a person reading a crashed ending, what each rule is.
@@ -48,6 +49,7 @@ var rules = map[Rule]string{
 	ruleBadEnd:           "the end frame must carry a known status and, for returned, a value that is JSON within its cap",
 	ruleAfterEnd:         "nothing may follow the end frame",
 	ruleExitBeforeEnd:    "a worker must send end before it exits",
+	ruleConfinement:      "a worker stays inside its confinement: no system call outside its seccomp policy, and with strict confinement every layer applied before it reads a program",
 }
 
 // violation is a broken rule with what was seen.
@@ -87,6 +89,7 @@ type checker struct {
 	runID    string
 	limits   wire.Limits
 	tools    map[wire.ToolKey]bool
+	setting  Confinement // what hello's report is checked against
 	hello    bool
 	ended    bool
 	lastID   uint64
@@ -128,6 +131,9 @@ func (c *checker) check(f wire.Frame) (any, *violation) {
 		}
 		if h.Protocol != wire.ProtocolVersion {
 			return nil, broke(ruleHandshake, "worker speaks protocol %d, this parent %d: the worker binary is from another build; rebuild run-js-server", h.Protocol, wire.ProtocolVersion)
+		}
+		if v := checkConfinement(c.setting, h.Confinement); v != nil {
+			return nil, v
 		}
 		c.hello = true
 		return &h, nil

@@ -528,7 +528,7 @@ func TestCheckerUndecodableDetailIsBounded(t *testing.T) {
 
 func TestRulesAreDescribed(t *testing.T) {
 	all := []Rule{ruleUndecodable, ruleFrameTooLarge, ruleHandshake, ruleNoHandshake, ruleUnexpected, ruleUnknownRun,
-		ruleCallIDOutOfOrder, ruleUnknownTool, ruleBadArguments, ruleArgsTooLarge, ruleTooManyCalls, ruleBadEnd, ruleAfterEnd, ruleExitBeforeEnd}
+		ruleCallIDOutOfOrder, ruleUnknownTool, ruleBadArguments, ruleArgsTooLarge, ruleTooManyCalls, ruleBadEnd, ruleAfterEnd, ruleExitBeforeEnd, ruleConfinement}
 	seen := map[Rule]bool{}
 	for _, r := range all {
 		if rules[r] == "" {
