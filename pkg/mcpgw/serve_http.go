@@ -293,21 +293,54 @@ func (s *HTTPServer) limits(next http.Handler) http.Handler {
 				s.opts.MaxSessions, MCPPath, s.opts.SessionIdle), http.StatusServiceUnavailable)
 			return
 		}
-		defer s.sessionOpened()
-		next.ServeHTTP(w, r)
+		// The session counts as opening until the answer starts: by then
+		// go-sdk has it among the server's sessions (or the open failed).
+		opened := sync.OnceFunc(s.sessionOpened)
+		defer opened()
+		next.ServeHTTP(&openingWriter{ResponseWriter: w, opened: opened}, r)
 	})
 }
 
+// openingWriter calls opened when the answer to a request that opens a
+// session starts.
+type openingWriter struct {
+	http.ResponseWriter
+	opened func()
+}
+
+func (w *openingWriter) WriteHeader(code int) {
+	w.opened()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *openingWriter) Write(b []byte) (int, error) {
+	w.opened()
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush lets go-sdk stream events (through http.ResponseController).
+func (w *openingWriter) Flush() {
+	w.opened()
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+func (w *openingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 // openSession reserves room for one more session, or reports false at the
-// cap. A session being opened counts from here until its request ends
+// cap. A session being opened counts from here until its answer starts
 // (then it is among the server's sessions, or it failed), so concurrent
 // opens cannot pass the cap.
 func (s *HTTPServer) openSession() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := s.opening
-	for range s.mcp.Sessions() {
-		n++
+	for ss := range s.mcp.Sessions() {
+		// A session that never initialized is a request's, closed by go-sdk
+		// when it ends (go-sdk's client first tries the sessionless
+		// protocol of 2026-07-28, which a stateful server refuses so).
+		if ss.InitializeParams() != nil {
+			n++
+		}
 	}
 	if n >= s.opts.MaxSessions {
 		return false

@@ -316,12 +316,47 @@ func TestHTTPSessionCap(t *testing.T) {
 	mustHTTPClient(t, url)
 }
 
+// countSessions counts the initialized sessions (go-sdk also holds, for
+// the length of a request, the session of a refused sessionless probe).
 func countSessions(hs *HTTPServer) int {
 	n := 0
-	for range hs.mcp.Sessions() {
-		n++
+	for ss := range hs.mcp.Sessions() {
+		if ss.InitializeParams() != nil {
+			n++
+		}
 	}
 	return n
+}
+
+// TestHTTPSessionCapConcurrent: eight agents opening sessions at once
+// cannot pass a cap of 2.
+func TestHTTPSessionCapConcurrent(t *testing.T) {
+	g := newTestGateway(t)
+	url, hs := serveHTTPTest(t, g, HTTPOptions{Token: testToken, MaxSessions: 2})
+	results := make(chan error, 8)
+	for range 8 {
+		go func() {
+			_, err := httpClient(t, url, nil)
+			results <- err
+		}()
+	}
+	opened := 0
+	for range 8 {
+		select {
+		case err := <-results:
+			if err == nil {
+				opened++
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatal("eight concurrent connects did not all end within 60 s")
+		}
+	}
+	if opened > 2 || countSessions(hs) > 2 {
+		t.Fatalf("%d sessions opened, %d on the server, past the cap of 2", opened, countSessions(hs))
+	}
+	if opened == 0 {
+		t.Fatal("no session opened of eight under a cap of 2")
+	}
 }
 
 func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {

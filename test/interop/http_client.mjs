@@ -161,13 +161,20 @@ return {who: input.who, n: input.n, id: r.structuredContent.issue.id, state: r.s
   const after = await step("list_js after the cancel", () => call(a, "list_js", {}));
   summary.cancel = { error: cancelled, state: after.structuredContent.scripts.find((s) => s.scriptId === ida[2])?.state };
 
-  // Each session stops its own.
+  // Each session stops its own. The cancelled wait ends on the gateway when
+  // it handles the cancellation; until then a script has its one watcher
+  // and stop_js says so: retry that, for at most 10 s.
   summary.stopped = {};
   for (const [who, c, ids] of [["a", a, ida], ["b", b, idb]]) {
     summary.stopped[who] = [];
     for (const id of ids) {
-      const res = await step(`stop_js ${id}`, () => call(c, "stop_js", { scriptId: id }));
-      summary.stopped[who].push(res.structuredContent?.status);
+      let res;
+      for (const until = Date.now() + 10_000; ; ) {
+        res = await step(`stop_js ${id}`, () => call(c, "stop_js", { scriptId: id }));
+        if (!(res.isError && text(res).includes("already waiting")) || Date.now() > until) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      summary.stopped[who].push(res.structuredContent?.status ?? text(res));
     }
   }
   await Promise.all([a.close(), b.close()]);
