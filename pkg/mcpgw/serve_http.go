@@ -100,13 +100,17 @@ type HTTPServer struct {
 	mu       sync.Mutex
 	closing  bool           // Shutdown began: new requests are refused
 	inflight sync.WaitGroup // POST and DELETE requests being served
-	opening  int            // sessions being opened, not yet in mcp.Sessions
+	opening  int            // sessions being opened whose answer has not started
 	shutdown sync.Once
 }
 
 // NewHTTPServer builds the server. An origin in opts.AllowOrigins that is
-// not "scheme://host[:port]" is an error.
+// not "scheme://host[:port]", or a token shorter than MinTokenBytes, is an
+// error wrapping ErrConfig.
 func NewHTTPServer(g *Gateway, opts HTTPOptions) (*HTTPServer, error) {
+	if opts.Token != "" && len(opts.Token) < MinTokenBytes {
+		return nil, fmt.Errorf("%w: the bearer token has %d characters, fewer than %d: it could be guessed", ErrConfig, len(opts.Token), MinTokenBytes)
+	}
 	if opts.SessionIdle <= 0 {
 		opts.SessionIdle = DefaultSessionIdle
 	}
@@ -120,7 +124,7 @@ func NewHTTPServer(g *Gateway, opts HTTPOptions) (*HTTPServer, error) {
 			err = s.origins.AddTrustedOrigin(norm)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: allowed origin %q: %v", ErrConfig, o, err)
+			return nil, fmt.Errorf("%w: allowed %v", ErrConfig, err)
 		}
 		s.allowed[norm] = true
 	}

@@ -172,6 +172,21 @@ func TestHTTPRefusals(t *testing.T) {
 	}
 }
 
+// TestNewHTTPServerRefuses: a short token or a bad origin is refused
+// before anything serves.
+func TestNewHTTPServerRefuses(t *testing.T) {
+	g := newTestGateway(t)
+	for _, opts := range []HTTPOptions{
+		{Token: "short"},
+		{AllowOrigins: []string{"https://ok.example", "ftp://bad.example"}},
+		{AllowOrigins: []string{"https://bad.example/path"}},
+	} {
+		if _, err := NewHTTPServer(g, opts); !errors.Is(err, ErrConfig) {
+			t.Errorf("NewHTTPServer(%+v): %v, want ErrConfig", opts, err)
+		}
+	}
+}
+
 // TestHTTPSessionsApart: two agents over HTTP at once, each with three
 // programs running: a script id of one is unknown to the other, each has
 // its own per-session cap, and the gateway's cap holds across them.
