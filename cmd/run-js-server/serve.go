@@ -88,7 +88,7 @@ func serveCmd(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int 
 			}
 		})
 		if len(httpOnly) > 0 {
-			fmt.Fprintf(stderr, "run-js-server: %s only apply with --http ADDR; on stdio the agent is the process that started the gateway\n", strings.Join(httpOnly, ", "))
+			fmt.Fprintf(stderr, "run-js-server: %s: only with --http ADDR (on stdio the agent is the process that started the gateway)\n", strings.Join(httpOnly, ", "))
 			return exitUsage
 		}
 	}

@@ -24,8 +24,8 @@ func TestServeRefusesToStart(t *testing.T) {
 	}{
 		{name: "all interfaces without a token", args: []string{"--http", "0.0.0.0:0"}, stderr: "give --token-file FILE"},
 		{name: "no host without a token", args: []string{"--http", ":0"}, stderr: "reachable from other machines"},
-		{name: "token file without --http", args: []string{"--token-file", short}, stderr: "--token-file only apply with --http ADDR"},
-		{name: "origin without --http", args: []string{"--allow-origin", "https://a.example"}, stderr: "--allow-origin only apply with --http"},
+		{name: "token file without --http", args: []string{"--token-file", short}, stderr: "--token-file: only with --http ADDR"},
+		{name: "origin without --http", args: []string{"--allow-origin", "https://a.example"}, stderr: "--allow-origin: only with --http"},
 		{name: "origin with a path", args: []string{"--http", "127.0.0.1:0", "--allow-origin", "https://a.example/app"}, stderr: "not scheme://host[:port]"},
 		{name: "origin without a scheme", args: []string{"--http", "127.0.0.1:0", "--allow-origin", "a.example"}, stderr: "e.g. https://app.example.com"},
 		{name: "short token", args: []string{"--http", "127.0.0.1:0", "--token-file", short}, stderr: "fewer than 16"},
