@@ -9,8 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -88,48 +86,6 @@ func newGateway(ctx context.Context, configPath string, demo bool, confinement s
 	}
 	g.Connect(ctx)
 	return g, nil
-}
-
-// serveCmd is the default: an MCP server on stdio.
-func serveCmd(args []string, stderr io.Writer) int {
-	fs := flag.NewFlagSet("run-js-server", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	config := fs.String("config", "", "the gateway config (default: $"+configEnv+"; none: no downstream servers)")
-	demo := fs.Bool("demo", false, "add the built-in demo issue tracker as server demo")
-	confinement := fs.String("confinement", "", confinementUsage)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitReturned
-		}
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "run-js-server: unexpected argument %q\n\n%s", fs.Arg(0), usage)
-		return exitUsage
-	}
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer cancel()
-	g, err := newGateway(ctx, *config, *demo, *confinement, worker.Config{Spares: mcpgw.DefaultSpares}, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "run-js-server: %v\n", err)
-		return exitUsage
-	}
-	defer g.Close()
-	// One worker reports its confinement now, so that server_info is true
-	// from the start; with strict confinement a host that lacks a layer is
-	// refused here rather than at every run.
-	if err := g.ProbeConfinement(ctx); err != nil {
-		fmt.Fprintf(stderr, "run-js-server: %v\n", err)
-		if errors.Is(err, worker.ErrConfinement) {
-			return exitUsage
-		}
-		return exitEnded
-	}
-	if err := mcpgw.NewServer(g).Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
-		fmt.Fprintf(stderr, "run-js-server: %v\n", err)
-		return exitEnded
-	}
-	return exitReturned
 }
 
 // demoServerCmd serves the demo issue tracker on stdio.

@@ -5,6 +5,8 @@
 //
 //	run-js-server [--config FILE] [--demo]   serve MCP on stdio (the default): run_js, wait_js,
 //	                                         stop_js, list_js, search_tools, server_info
+//	run-js-server --http ADDR [--token-file FILE] [--allow-origin ORIGIN]... [--config FILE] [--demo]
+//	                                         serve MCP Streamable HTTP at http://ADDR/mcp
 //	run-js-server run [flags] FILE|-         run one JavaScript or TypeScript program and print its ending
 //	run-js-server tools [--config FILE] [--ts]  print the tool catalog
 //	run-js-server check-config FILE          validate a config and print what would start
@@ -63,6 +65,9 @@ var usage = `run-js-server: a code-mode MCP gateway
 Usage:
   run-js-server [--config FILE] [--demo] [--confinement strict|best-effort|off]
                                              serve MCP on stdio (tools run_js, wait_js, stop_js, list_js, search_tools, server_info)
+  run-js-server --http ADDR [--token-file FILE] [--allow-origin ORIGIN]... [--idle-timeout ` + mcpgw.DefaultSessionIdle.String() + `] [--max-sessions ` + strconv.Itoa(mcpgw.DefaultMaxSessions) + `] [same flags]
+                                             serve the same over MCP Streamable HTTP at http://ADDR` + mcpgw.MCPPath + `; the token
+                                             (or $RUN_JS_SERVER_TOKEN) is required unless ADDR is loopback
   run-js-server run [--config FILE] [--demo] [--timeout ` + wire.DefaultTimeout.String() + `] [--memory ` + mcpgw.FormatSize(wire.DefaultMemory) + `] [--input JSON] [--format json|text] [--language javascript|typescript] [--confinement strict|best-effort|off] FILE|-
   run-js-server tools [--config FILE] [--demo] [--ts]
   run-js-server check-config FILE
@@ -75,7 +80,7 @@ Run 'run-js-server COMMAND -h' for a command's flags.
 
 func dispatch(args []string) int {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") && args[0] != "-h" && args[0] != "--help" && args[0] != "--version" {
-		return serveCmd(args, os.Stderr)
+		return serveCmd(args, os.Stdin, os.Stdout, os.Stderr)
 	}
 	switch args[0] {
 	case "tools":

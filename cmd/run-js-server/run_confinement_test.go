@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"strings"
 	"testing"
 )
@@ -36,7 +37,7 @@ func TestRunConfinementFlag(t *testing.T) {
 // know, before it serves anything, and says what to write.
 func TestServeConfinementFlag(t *testing.T) {
 	var stderr strings.Builder
-	if code := serveCmd([]string{"--confinement", "loose"}, &stderr); code != exitUsage || !strings.Contains(stderr.String(), `confinement "loose": use strict, best-effort or off`) {
+	if code := serveCmd([]string{"--confinement", "loose"}, io.NopCloser(strings.NewReader("")), io.Discard, &stderr); code != exitUsage || !strings.Contains(stderr.String(), `confinement "loose": use strict, best-effort or off`) {
 		t.Fatalf("exit %d, stderr %q", code, stderr.String())
 	}
 }

@@ -26,6 +26,12 @@
 // ranks the catalog (search.go) and answers with TypeScript declarations
 // (searchtool.go, tsdecl.go, tsresult.go).
 //
+// Serving: ServeStdio serves the agent on stdin and stdout through a line
+// filter that answers or skips every bad line (serve_stdio.go); an
+// HTTPServer serves it over Streamable HTTP and owns its http.Server and
+// the MCP sessions, but not the Gateway, which its caller closes after
+// HTTPServer.Shutdown (serve_http.go).
+//
 // Vocabulary: a script is a program run_js started, held by its MCP session;
 // its script id is its run's id (worker.Run.ID), so one program has one id.
 package mcpgw

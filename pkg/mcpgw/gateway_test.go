@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -380,8 +381,11 @@ func TestRunEndDropsQueuedCalls(t *testing.T) {
 	e := run(t, g, `for (let i = 0; i < 3; i++) tools.bad.hang({i}); await tools.demo.list_issues({}); return 'left'`, 10*time.Second)
 	wantStatus(t, e, wire.StatusReturned)
 	c := e.Calls
-	if c.Total != 4 || c.Answered != 1 || c.NeverSent != 2 || len(c.Unseen) != 1 || c.Unseen[0].State != worker.CallInFlight || c.Unseen[0].Args != `{"i":0}` {
-		t.Fatalf("ledger %+v: want 1 in flight named, 2 never sent", c)
+	// Which hang call reaches the lane first is not fixed: the parent
+	// performs each call of a run in its own goroutine (worker/supervise.go).
+	if c.Total != 4 || c.Answered != 1 || c.NeverSent != 2 || len(c.Unseen) != 1 || c.Unseen[0].State != worker.CallInFlight ||
+		c.Unseen[0].Tool != "bad.hang" || !slices.Contains([]string{`{"i":0}`, `{"i":1}`, `{"i":2}`}, c.Unseen[0].Args) {
+		t.Fatalf("ledger %+v: want 1 hang call in flight named, 2 never sent", c)
 	}
 }
 

@@ -78,6 +78,13 @@ var readmeLimits = map[string]any{
 	"mcpgw.MaxConfigServers":      MaxConfigServers,
 	"mcpgw.MaxServerNameBytes":    MaxServerNameBytes,
 	"mcpgw.MaxConfigProblems":     MaxConfigProblems,
+	"mcpgw.MaxRequestBytes":       MaxRequestBytes,
+	"mcpgw.DefaultSessionIdle":    DefaultSessionIdle,
+	"mcpgw.DefaultMaxSessions":    DefaultMaxSessions,
+	"mcpgw.MinTokenBytes":         MinTokenBytes,
+	"mcpgw.HeaderTimeout":         HeaderTimeout,
+	"mcpgw.KeepAliveTimeout":      KeepAliveTimeout,
+	"mcpgw.DrainTimeout":          DrainTimeout,
 }
 
 // notLimits are exported numeric constants of the scanned packages that are
