@@ -291,10 +291,13 @@ func tool(name, schema string) wire.Tool {
 	return wire.Tool{Server: "srv", Name: name, InputSchema: json.RawMessage(schema)}
 }
 
-// within fails the test when f takes longer than d, naming the guard.
+// within fails the test when f is still running long after d, naming the
+// guard that failed. d is what f takes on an idle machine; the watchdog
+// allows twenty times that, so a loaded machine never trips it while a guard
+// that failed (work that grows exponentially or without bound) always does.
+// It measures no speed: speed is for benchmarks.
 func within(t *testing.T, d time.Duration, guard string, f func()) {
 	t.Helper()
-	start := time.Now()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -302,11 +305,8 @@ func within(t *testing.T, d time.Duration, guard string, f func()) {
 	}()
 	select {
 	case <-done:
-	case <-time.After(10 * d):
-		t.Fatalf("%s: still running after %v", guard, 10*d)
-	}
-	if took := time.Since(start); took > d {
-		t.Errorf("%s: took %v, want under %v", guard, took, d)
+	case <-time.After(20 * d):
+		t.Fatalf("%s: still running after %v: the guard failed to bound the work", guard, 20*d)
 	}
 }
 
