@@ -163,6 +163,14 @@ func TestConfigFixtures(t *testing.T) {
 			if cfg.Path != path {
 				t.Errorf("Path = %q, want %q", cfg.Path, path)
 			}
+			for i := range tt.want {
+				if tt.want[i].StartTimeout == 0 {
+					tt.want[i].StartTimeout = DefaultStartTimeout
+				}
+			}
+			for i := range cfg.Servers { // what the config keeps for itself is tested apart
+				cfg.Servers[i].secrets, cfg.Servers[i].envFileVars, cfg.Servers[i].inherited = nil, nil, nil
+			}
 			if !reflect.DeepEqual(cfg.Servers, tt.want) {
 				t.Errorf("servers differ")
 				for i := range max(len(cfg.Servers), len(tt.want)) {
@@ -251,7 +259,7 @@ func TestConfigErrors(t *testing.T) {
 		{"transport by hint", configServers(`"gh": {"command": "npx", "transport": "stdio"}`), nil, []string{
 			`test.json: mcpServers.gh.transport: unknown field; did you mean "type"?`}, 1},
 		{"unknown field far from any", configServers(`"gh": {"command": "npx", "colour": "red"}`), nil, []string{
-			`test.json: mcpServers.gh.colour: unknown field; remove it (the fields are type, command, args, env, cwd, url, headers, allowTools, lane, callTimeout, disabled)`}, 1},
+			`test.json: mcpServers.gh.colour: unknown field; remove it (the fields are type, command, args, env, cwd, envFile, inheritEnv, startTimeout, url, headers, allowTools, lane, callTimeout, disabled)`}, 1},
 		{"misspelt lane field", configServers(`"gh": {"command": "npx", "lane": {"maxActiv": 2}}`), nil, []string{
 			`test.json: mcpServers.gh.lane.maxActiv: unknown field; did you mean "maxActive"?`}, 1},
 		{"misspelt limits field", `{"mcpServers": {}, "limits": {"timout": "1s"}}`, nil, []string{
@@ -345,8 +353,10 @@ func TestConfigErrors(t *testing.T) {
 		// The file's shape.
 		{"no mcpServers", `{"globalShortcut": "Alt+Space"}`, nil, []string{
 			`test.json: mcpServers: missing; add "mcpServers": {"name": {"command": ...}}`}, 1},
-		{"VS Code's servers", `{"servers": {"a": {"command": "x"}}}`, nil, []string{
-			`test.json: mcpServers: missing; the file has "servers": rename it to "mcpServers"`}, 1},
+		{"VS Code's servers and mcpServers both", `{"servers": {"a": {"command": "x"}}, "mcpServers": {}}`, nil, []string{
+			`test.json: mcpServers: the file has both "mcpServers" and "servers"; keep one`}, 1},
+		{"VS Code's input variable", `{"servers": {"gh": {"type": "stdio", "command": "x", "env": {"T": "${input:gh_token}"}}}}`, nil, []string{
+			`test.json: servers.gh.env.T: ${input:gh_token} is a VS Code input, which the editor prompts for; the gateway cannot prompt: write ${GH_TOKEN} and set GH_TOKEN in the gateway's environment, or put it in an envFile`}, 1},
 		{"mcpServer", `{"mcpServer": {"a": {"command": "x"}}}`, nil, []string{
 			`test.json: mcpServers: missing; the file has "mcpServer": rename it to "mcpServers"`}, 1},
 		{"duplicate mcpServers", `{"mcpServers": {}, "mcpServers": {}}`, nil, []string{
@@ -355,8 +365,16 @@ func TestConfigErrors(t *testing.T) {
 			`test.json: mcpServers: has 1001 servers; at most 1000`}, 1},
 
 		// Other clients' fields.
-		{"envFile", configServers(`"a": {"command": "x", "envFile": ".env"}`), nil, []string{
-			`test.json: mcpServers.a.envFile: not supported: the server would start without those variables; put them in "env"`}, 1},
+		{"envFile missing", configServers(`"a": {"command": "x", "envFile": "no-such.env"}`), nil, []string{
+			`test.json: mcpServers.a.envFile: cannot read "no-such.env": no such file or directory`}, 1},
+		{"envFile on a remote server", configServers(`"a": {"url": "https://h/mcp", "envFile": ".env"}`), nil, []string{
+			`test.json: mcpServers.a.envFile: "envFile" does not belong on a remote server`}, 1},
+		{"startTimeout out of range", configServers(`"a": {"command": "x", "startTimeout": "500ms"}`), nil, []string{
+			`test.json: mcpServers.a.startTimeout: 500ms is out of range; allowed 1s to 10m0s (the default is 1m0s)`}, 1},
+		{"limits.startTimeout not a duration", `{"mcpServers": {}, "limits": {"startTimeout": "60"}}`, nil, []string{
+			`test.json: limits.startTimeout: "60" has no unit; write it like "60s"`}, 1},
+		{"inheritEnv name", configServers(`"a": {"command": "x", "inheritEnv": ["A=B"]}`), nil, []string{
+			`test.json: mcpServers.a.inheritEnv[0]: is not a variable's name`}, 1},
 		{"disabledTools", configServers(`"a": {"command": "x", "disabledTools": ["rm"]}`), nil, []string{
 			`test.json: mcpServers.a.disabledTools: not supported: ignoring it would expose the tools it hides; list the tools to expose in "allowTools"`}, 1},
 		{"serverUrl with url", configServers(`"a": {"url": "https://h/mcp", "serverUrl": "https://h/mcp"}`), nil, []string{
@@ -419,8 +437,6 @@ func TestConfigErrors(t *testing.T) {
 			`test.json: mcpServers.gh.headers.Authorization: ${TOKEN} is not set`}, 1},
 		{"unset variable in command", configServers(`"gh": {"command": "${BIN}"}`), nil, []string{
 			`test.json: mcpServers.gh.command: ${BIN} is not set`}, 1},
-		{"Cursor's workspaceFolder", configServers(`"gh": {"command": "node", "cwd": "${workspaceFolder}/tools"}`), nil, []string{
-			`test.json: mcpServers.gh.cwd: ${workspaceFolder} is an editor's variable the gateway does not have; write the path itself`}, 1},
 		{"unterminated", configServers(`"gh": {"command": "npx", "env": {"A": "x${A"}}`), nil, []string{
 			`test.json: mcpServers.gh.env.A: unterminated "${" at byte 1; close it with "}"`}, 1},
 
@@ -522,7 +538,7 @@ func TestConfigAccepts(t *testing.T) {
 			}
 		}},
 		{"nulls are absent", configServers(`"a": {"command": "x", "args": null, "env": null, "cwd": null, "type": null, "allowTools": null, "lane": null, "callTimeout": null, "disabled": null}`), nil, func(t *testing.T, c *Config) {
-			want := ServerConfig{Name: "a", Transport: TransportStdio, Command: "x", Lane: configDefaultLane}
+			want := ServerConfig{Name: "a", Transport: TransportStdio, Command: "x", Lane: configDefaultLane, StartTimeout: DefaultStartTimeout}
 			if !reflect.DeepEqual(c.Servers[0], want) {
 				t.Errorf("got %#v", c.Servers[0])
 			}
@@ -674,7 +690,7 @@ func TestConfigFieldHints(t *testing.T) {
 }
 
 func TestConfigExpand(t *testing.T) {
-	env := configEnv(map[string]string{"A": "alpha", "B": "beta", "EMPTY": "", "DOLLAR": "${A}"})
+	env := configEnv(map[string]string{"A": "alpha", "B": "beta", "EMPTY": "", "DOLLAR": "${A}", "HOME": "/home/u"})
 	tests := []struct {
 		name    string
 		in      string
@@ -708,11 +724,16 @@ func TestConfigExpand(t *testing.T) {
 		{"name with a digit first", "${1A}", "", "bad variable name"},
 		{"shell's dash without colon", "${A-x}", "", "bad variable name"},
 		{"nested default", "${NOPE:-${A}}", "", `"${" inside "${...}" at byte 0; a default is plain text`},
-		{"editor variable", "${userHome}/x", "", "${userHome} is an editor's variable the gateway does not have"},
+		{"userHome is HOME", "${userHome}/x", "/home/u/x", ""},
+		{"workspaceFolder", "${workspaceFolder}/data", "/proj/data", ""},
+		{"workspaceFolderBasename", "${workspaceFolderBasename}", "proj", ""},
+		{"pathSeparator", "a${pathSeparator}b${/}c", "a/b/c", ""},
+		{"VS Code input", "${input:github-token}", "", "${input:github-token} is a VS Code input, which the editor prompts for; the gateway cannot prompt: write ${GITHUB_TOKEN} and set GITHUB_TOKEN in the gateway's environment, or put it in an envFile"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, bad := expandVars(tt.in, env)
+			var secrets []string
+			got, bad := expandVars(tt.in, varSource{lookup: env, workspace: "/proj", secrets: &secrets})
 			if tt.wantErr != "" {
 				if !strings.Contains(bad, tt.wantErr) {
 					t.Errorf("expandVars(%q) problem %q, want it to hold %q", tt.in, bad, tt.wantErr)
@@ -809,7 +830,8 @@ func TestConfigRedacted(t *testing.T) {
     "timeout": "30s",
     "memory": 67108864,
     "maxTimeout": "10m0s",
-    "maxMemory": 2147483648
+    "maxMemory": 2147483648,
+    "startTimeout": "1m0s"
   },
   "servers": [
     {

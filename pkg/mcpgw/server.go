@@ -53,17 +53,8 @@ var yieldBounds = fmt.Sprintf("default %d, at most %d", DefaultYield.Millisecond
 // search_tools and server_info.
 func NewServer(g *Gateway) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "run-js-server", Version: g.opts.Version}, nil)
-	s.AddTool(&mcp.Tool{
-		Name:        "run_js",
-		Description: runJSIntro + "\n\n" + g.toolList(),
-		InputSchema: json.RawMessage(`{"type":"object","properties":{
-			"code":{"type":"string","description":"the program: the body of an async function"},
-			"input":{"description":"any JSON, given to the program as the global input"},
-			"timeout_ms":{"type":"integer","minimum":1,"description":"the run's deadline in milliseconds"},
-			"memory_mb":{"type":"integer","minimum":1,"description":"the program's memory limit in MiB"},
-			"yield_ms":{"type":"integer","minimum":1,"description":"return after this long (` + yieldBounds + `) with a scriptId if the program is still running; it goes on until its timeout"}},
-			"required":["code"],"additionalProperties":false}`),
-	}, g.handleRunJS)
+	desc := g.runJSDescription()
+	s.AddTool(g.runJSTool(desc), g.handleRunJS)
 	s.AddTool(&mcp.Tool{
 		Name:        "search_tools",
 		Description: "Find downstream tools and get their TypeScript declarations (exact names, argument and result types) for use in run_js.",
@@ -96,7 +87,41 @@ func NewServer(g *Gateway) *mcp.Server {
 		Description: "The gateway's version, limits, downstream servers and their state, and which protections are enforced.",
 		InputSchema: json.RawMessage(`{"type":"object","additionalProperties":false}`),
 	}, g.handleServerInfo)
+	g.watch.add(s, desc) // run_js is given anew when the tools change (catalogwatch.go)
 	return s
+}
+
+// runJSTool is run_js with the description desc (runJSDescription), which
+// names the tools callable now.
+func (g *Gateway) runJSTool(desc string) *mcp.Tool {
+	return &mcp.Tool{
+		Name:        "run_js",
+		Description: desc,
+		InputSchema: json.RawMessage(`{"type":"object","properties":{
+			"code":{"type":"string","description":"the program: the body of an async function"},
+			"input":{"description":"any JSON, given to the program as the global input"},
+			"timeout_ms":{"type":"integer","minimum":1,"description":"the run's deadline in milliseconds"},
+			"memory_mb":{"type":"integer","minimum":1,"description":"the program's memory limit in MiB"},
+			"yield_ms":{"type":"integer","minimum":1,"description":"return after this long (` + yieldBounds + `) with a scriptId if the program is still running; it goes on until its timeout"}},
+			"required":["code"],"additionalProperties":false}`),
+	}
+}
+
+// runJSDescription is run_js's description now: the API, the tools
+// callable now, and the servers that are not ready (whose tools a program
+// cannot call yet).
+func (g *Gateway) runJSDescription() string {
+	desc := runJSIntro + "\n\n" + g.toolList()
+	var waiting []string
+	for _, s := range g.Servers() {
+		if s.State == StateStarting || s.State == StateUnavailable {
+			waiting = append(waiting, s.Name+" ("+string(s.State)+")")
+		}
+	}
+	if len(waiting) > 0 {
+		desc += "\nNot ready now (server_info says why; their tools appear here when they are): " + strings.Join(waiting, ", ") + "."
+	}
+	return desc
 }
 
 // toolList is the part of run_js's description that names the tools.
