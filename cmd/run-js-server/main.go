@@ -61,9 +61,11 @@ func main() {
 var usage = `run-js-server: a code-mode MCP gateway
 
 Usage:
-  run-js-server [--config FILE] [--demo]     serve MCP on stdio (tools run_js, wait_js, stop_js, list_js, search_tools, server_info)
+  run-js-server [--config FILE] [--demo] [--log-level LEVEL]     serve MCP on stdio (tools run_js, wait_js, stop_js, list_js, search_tools, server_info)
   run-js-server run [--config FILE] [--demo] [--timeout ` + wire.DefaultTimeout.String() + `] [--memory ` + mcpgw.FormatSize(wire.DefaultMemory) + `] [--input JSON] [--format json|text] FILE|-
-  run-js-server tools [--config FILE] [--demo] [--ts]
+  run-js-server tools [--config FILE] [--demo] [--ts]     (exit 1 when no server could be used)
+
+--log-level is debug, info (the default: with each downstream server's stderr), warn or error; $` + logLevelEnv + ` sets the default.
   run-js-server check-config FILE
   run-js-server demo-server
   run-js-server bench [--runs N] [--calls N] [--mcp N]

@@ -22,6 +22,7 @@ type runFlags struct {
 	fs                            *flag.FlagSet
 	timeout                       *time.Duration
 	memory, input, format, config *string
+	logLevel                      *string
 	demo                          *bool
 }
 
@@ -36,6 +37,7 @@ func newRunFlags(stderr io.Writer) *runFlags {
 	f.format = fs.String("format", "json", "json: the ending as one JSON object; text: what an agent would read")
 	f.config = fs.String("config", "", "a gateway config naming downstream MCP servers (default: $"+configEnv+"; none: no tools)")
 	f.demo = fs.Bool("demo", false, "add the built-in demo issue tracker as server demo")
+	f.logLevel = logLevelFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: run-js-server run [flags] FILE|-\n\nRuns one JavaScript program (the body of an async function) in a fresh worker\nand prints how it ended. Exit status: 0 returned, 1 any other ending, 2 usage error.\n\nFlags:")
 		fs.PrintDefaults()
@@ -64,7 +66,7 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	g, err := newGateway(ctx, *f.config, *f.demo, 0, stderr)
+	g, err := newGateway(ctx, *f.config, *f.demo, 0, stderr, *f.logLevel)
 	if err != nil {
 		return fail("%v", err)
 	}

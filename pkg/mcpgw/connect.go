@@ -119,9 +119,7 @@ func (d *downstream) failureReason(err error, phase string, proc *serverProc, ti
 			s = fmt.Sprintf("did not start within %s", d.cfg.StartTimeout)
 		}
 		if proc != nil {
-			if tail := proc.stderrTail(); tail != "" {
-				s += "; its stderr ends: " + tail
-			}
+			s += proc.tailNote()
 		}
 		return s
 	case proc != nil:
@@ -131,13 +129,9 @@ func (d *downstream) failureReason(err error, phase string, proc *serverProc, ti
 		}
 		if proc.hasExited() {
 			_ = proc.stop()
-			return fmt.Sprintf("its process %s, before it answered %s", proc.ended(), phase)
+			return fmt.Sprintf("its process %s, before it answered %s%s", proc.endedStatus(), phase, proc.tailNote())
 		}
-		s := fmt.Sprintf("%s failed: %v", phase, err)
-		if tail := proc.stderrTail(); tail != "" {
-			s += "; its stderr ends: " + tail
-		}
-		return s
+		return fmt.Sprintf("%s failed: %v%s", phase, err, proc.tailNote())
 	case phase == "start":
 		return err.Error()
 	}

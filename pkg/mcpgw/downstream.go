@@ -339,8 +339,9 @@ func (d *downstream) broken(session *mcp.ClientSession, err error) {
 }
 
 // admit is the check of a call's admission, which must not block: nil when
-// the server is ready or starting (the call then waits in ready); else the
-// refusal's error, and for an unavailable server an attempt is asked for.
+// the server is ready or starting (the call then waits in ready); for an
+// unavailable server an attempt is asked for (poke), and the call is
+// refused with the reason unless that attempt starts at once.
 func (d *downstream) admit() error {
 	d.mu.Lock()
 	state, closed := d.state, d.closed
@@ -354,6 +355,12 @@ func (d *downstream) admit() error {
 		return nil
 	}
 	d.poke()
+	d.mu.Lock()
+	started := d.state == StateStarting // the backoff had passed: the call waits for this attempt
+	d.mu.Unlock()
+	if started {
+		return nil
+	}
 	return d.unavailable()
 }
 

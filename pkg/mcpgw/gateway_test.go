@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -85,10 +86,82 @@ func downstreamMode(mode string) {
 				})
 		}
 		_ = s.Run(ctx, &mcp.StdioTransport{})
+	case "people":
+		peopleServer(ctx)
+	case "exit-message":
+		// What a server missing its token does: a message on stderr, exit 1.
+		fmt.Fprintln(os.Stderr, "Starting GitHub MCP server...")
+		fmt.Fprintln(os.Stderr, "Error: GITHUB_PERSONAL_ACCESS_TOKEN not set (got "+os.Getenv("TOKEN")+")")
+		os.Exit(1)
 	default:
 		fmt.Fprintf(os.Stderr, "unknown downstream mode %q\n", mode)
 		os.Exit(2)
 	}
+}
+
+// peopleServer behaves as servers people run do (downstream_people_test.go
+// has the tests): it waits for $GATE to exist before it speaks (a slow npx),
+// exits at start with a message while $FAIL exists, prints a banner and a
+// JSON log line on stdout before speaking JSON-RPC, and has tools that print
+// stray lines, show its environment and record the order calls arrive in.
+func peopleServer(ctx context.Context) {
+	if gate := os.Getenv("GATE"); gate != "" {
+		for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if _, err := os.Stat(gate); err == nil {
+				break
+			}
+		}
+	}
+	if fail := os.Getenv("FAIL"); fail != "" {
+		if _, err := os.Stat(fail); err == nil {
+			fmt.Fprintln(os.Stderr, "Error: cannot reach the database (port 5432)")
+			os.Exit(2)
+		}
+	}
+	fmt.Println("Starting people server v1.2.3 on stdio...")
+	fmt.Println(`{"level":"info","msg":"listening"}`)
+	s := mcp.NewServer(&mcp.Implementation{Name: "people", Version: "test"}, nil)
+	tool := func(name string, h func(args map[string]any) (*mcp.CallToolResult, error)) {
+		s.AddTool(&mcp.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var args map[string]any
+			_ = json.Unmarshal(req.Params.Arguments, &args)
+			return h(args)
+		})
+	}
+	text := func(s string) *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+	}
+	var mu sync.Mutex
+	var order []any
+	tool("echo", func(args map[string]any) (*mcp.CallToolResult, error) { return text(fmt.Sprint(args["s"])), nil })
+	tool("stray", func(map[string]any) (*mcp.CallToolResult, error) {
+		for _, l := range []string{
+			"progress: 50%",                             // not JSON
+			`{"jsonrpc":"2.0","id":`,                    // truncated JSON
+			`{"hello":"world"}`,                         // JSON, not JSON-RPC
+			`{"jsonrpc":"2.0","id":987654,"result":{}}`, // an answer to nothing
+		} {
+			fmt.Println(l)
+		}
+		return text("after the strays"), nil
+	})
+	tool("env", func(map[string]any) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{}, StructuredContent: map[string]any{"env": os.Environ()}}, nil
+	})
+	tool("record", func(args map[string]any) (*mcp.CallToolResult, error) {
+		mu.Lock()
+		order = append(order, args["i"])
+		mu.Unlock()
+		return text("ok"), nil
+	})
+	tool("recorded", func(map[string]any) (*mcp.CallToolResult, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		r := &mcp.CallToolResult{Content: []mcp.Content{}, StructuredContent: map[string]any{"order": order}}
+		order = nil
+		return r, nil
+	})
+	_ = s.Run(ctx, &mcp.StdioTransport{})
 }
 
 // testServer is a stdio server config running this binary in a mode.

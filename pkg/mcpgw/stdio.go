@@ -7,7 +7,6 @@ package mcpgw
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -246,28 +245,34 @@ func (p *serverProc) stop() error {
 	return p.stopErr
 }
 
-// ended says how the process ended, for a reason: its exit status or signal,
-// what the ladder had to do, and its last stderr lines. Call after stop.
-func (p *serverProc) ended() string {
-	var b strings.Builder
-	switch st := p.state; {
-	case st == nil:
-		b.WriteString(p.how)
-	default:
-		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			fmt.Fprintf(&b, "was killed by signal %s", unix.SignalName(ws.Signal()))
-		} else {
-			fmt.Fprintf(&b, "exited with status %d", st.ExitCode())
-		}
-		if p.how != "" {
-			b.WriteString(" (" + p.how + ")")
-		}
+// ended says how the process ended, for a reason: its exit status or
+// signal, what the ladder had to do, and its last stderr lines. Call after
+// stop.
+func (p *serverProc) ended() string { return p.endedStatus() + p.tailNote() }
+
+// endedStatus is ended without the stderr lines.
+func (p *serverProc) endedStatus() string {
+	st := p.state
+	if st == nil {
+		return p.how
 	}
-	if tail := p.stderrTail(); tail != "" {
-		b.WriteString("; its stderr ends: " + tail)
+	var s string
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		s = "was killed by signal " + unix.SignalName(ws.Signal())
+	} else {
+		s = fmt.Sprintf("exited with status %d", st.ExitCode())
 	}
-	return b.String()
+	if p.how != "" {
+		s += " (" + p.how + ")"
+	}
+	return s
 }
 
-// errProcessGone is the cause of a connection whose process has exited.
-var errProcessGone = errors.New("the server's process has exited")
+// tailNote is "; its stderr ends: LINES", or "" when it wrote none.
+func (p *serverProc) tailNote() string {
+	if tail := p.stderrTail(); tail != "" {
+		return "; its stderr ends: " + tail
+	}
+	return ""
+}
+
