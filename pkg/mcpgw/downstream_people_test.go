@@ -310,7 +310,9 @@ func TestServerEnvironment(t *testing.T) {
 	}
 	cfg := parseTestConfig(t, fmt.Sprintf(`{"mcpServers": {"env": {"command": "BIN", "args": ["--downstream", "people"],
 		"inheritEnv": ["RUNJS_TEST_INHERITED", "RUNJS_TEST_NOT_SET"], "envFile": %q, "env": {"OWN": "own", "OVERRIDDEN": "env"}}}}`, envFile), os.LookupEnv)
-	if !slices.ContainsFunc(cfg.Warnings, func(w string) bool { return strings.Contains(w, "RUNJS_TEST_NOT_SET is not set in the gateway's environment") }) {
+	if !slices.ContainsFunc(cfg.Warnings, func(w string) bool {
+		return strings.Contains(w, "RUNJS_TEST_NOT_SET is not set in the gateway's environment")
+	}) {
 		t.Errorf("no warning for an inherited variable that is not set: %q", cfg.Warnings)
 	}
 	g := startGateway(t, cfg, io.Discard)

@@ -275,4 +275,3 @@ func (p *serverProc) tailNote() string {
 	}
 	return ""
 }
-
