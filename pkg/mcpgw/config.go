@@ -76,17 +76,16 @@ type ServerConfig struct {
 	Transport Transport
 
 	// stdio
-	Command string // a relative path with a slash is resolved against the config file's directory
+	Command string // a relative path with a slash is resolved against the config's folder (workspaceFolder)
 	Args    []string
 	// Env is the server's own environment, on top of the few variables every
 	// server gets (envpolicy.go); values are secrets.
 	Env map[string]string
-	// Cwd is the server's working directory; relative to the config file's
-	// directory; "" is the gateway's working directory.
+	// Cwd is the server's working directory, relative to the config's
+	// folder (workspaceFolder); "" is the gateway's working directory.
 	Cwd string
 	// EnvFile is the dotenv file whose variables the server gets (under
-	// Env's), resolved against the config file's directory; loaded with the
-	// config.
+	// Env's), resolved against the config's folder; loaded with the config.
 	EnvFile string
 	// InheritEnv names variables of the gateway's own environment that the
 	// server gets too; by default it gets none but envpolicy.go's.
@@ -228,8 +227,9 @@ func LoadConfig(path string, lookupEnv func(string) (string, bool)) (*Config, er
 }
 
 // ParseConfig parses a config file's bytes; path names the file in messages,
-// and its directory is where relative paths in it (command with a slash,
-// cwd, envFile) are resolved.
+// and gives the folder relative paths in it (command with a slash, cwd,
+// envFile) are resolved against: the file's directory, or the project
+// folder above it when it sits in .vscode or .cursor (workspaceFolder).
 //
 // The file is a JSON object. Its "mcpServers" is in the format of Claude
 // Desktop's claude_desktop_config.json, Claude Code's .mcp.json and Cursor's

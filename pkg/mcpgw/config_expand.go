@@ -2,7 +2,8 @@ package mcpgw
 
 // This file holds ${VAR} expansion in a server's command, args, cwd,
 // envFile, url, env and headers, the checks of the expanded values, the
-// resolution of relative paths against the config file's directory, and
+// resolution of relative paths against the config's folder (the file's
+// directory, or the project above .vscode or .cursor: workspaceFolder), and
 // inheritEnv.
 
 import (
@@ -35,7 +36,7 @@ func (p *configParser) expandServer(where string, sc *ServerConfig, e *serverEnt
 		} else if strings.Contains(sc.Command, "/") && !filepath.IsAbs(sc.Command) {
 			// "bin/server" means the one beside the config, wherever the
 			// gateway was started from; "npx" is looked up in PATH.
-			sc.Command = filepath.Join(p.dir, sc.Command)
+			sc.Command = filepath.Join(vars.workspace, sc.Command)
 		}
 	}
 	if e.args != nil {
@@ -53,7 +54,7 @@ func (p *configParser) expandServer(where string, sc *ServerConfig, e *serverEnt
 		if strings.IndexByte(sc.Cwd, 0) >= 0 {
 			p.problem(where+".cwd", "holds a NUL byte; no directory can be named so")
 		} else if sc.Cwd != "" && !filepath.IsAbs(sc.Cwd) {
-			sc.Cwd = filepath.Join(p.dir, sc.Cwd)
+			sc.Cwd = filepath.Join(vars.workspace, sc.Cwd)
 		}
 	}
 	if e.has["envFile"] && sc.Transport == TransportStdio {
@@ -62,7 +63,7 @@ func (p *configParser) expandServer(where string, sc *ServerConfig, e *serverEnt
 				p.problem(where+".envFile", "is empty or holds a NUL byte; name a dotenv file, like \".env\"")
 			} else {
 				if !filepath.IsAbs(f) {
-					f = filepath.Join(p.dir, f)
+					f = filepath.Join(vars.workspace, f)
 				}
 				sc.EnvFile = f
 				sc.envFileVars = p.loadEnvFile(where+".envFile", f, e.envFile)

@@ -1269,3 +1269,61 @@ func FuzzParseConfig(f *testing.F) {
 		configCheckParse(t, data)
 	})
 }
+
+// TestConfigVSCode: VS Code's .vscode/mcp.json loads as it is: "servers",
+// "type", ${workspaceFolder} (the folder holding .vscode), ${userHome},
+// envFile (loaded, its values secrets), and "inputs" ignored with a warning.
+func TestConfigVSCode(t *testing.T) {
+	path := filepath.Join("testdata", "config", "vscode", ".vscode", "mcp.json")
+	cfg, err := LoadConfig(path, configEnv(map[string]string{"HOME": "/home/alice"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, _ := filepath.Abs(filepath.Join("testdata", "config", "vscode"))
+	byName := map[string]ServerConfig{}
+	for _, s := range cfg.Servers {
+		byName[s.Name] = s
+	}
+	if m := byName["memory"]; m.Env["MEMORY_FILE_PATH"] != ws+"/memory.jsonl" || m.Command != "npx" {
+		t.Errorf("memory: %+v", m)
+	}
+	if g := byName["github"]; g.Transport != TransportHTTP {
+		t.Errorf("github: %+v", g)
+	}
+	l := byName["local"]
+	wantVars := map[string]string{"API_TOKEN": "vsc-fixture-token-0123456789", "QUOTED": "two words # not a comment",
+		"SINGLE": "$literal ${NOT_EXPANDED}", "PLAIN": "value"}
+	if l.Command != ws+"/tools/server" || l.Cwd != ws || l.EnvFile != ws+"/.env" || !reflect.DeepEqual(l.envFileVars, wantVars) ||
+		!reflect.DeepEqual(l.Args, []string{"--home", "/home/alice/.local"}) {
+		t.Errorf("local: %+v (envFile vars %q)", l, l.envFileVars)
+	}
+	if !reflect.DeepEqual(cfg.Warnings, []string{path + ": inputs: ignored; these are VS Code's prompts, and the gateway cannot prompt: a ${input:...} variable is an error"}) {
+		t.Errorf("warnings %q", cfg.Warnings)
+	}
+	if view := configRedactedJSON(t, cfg); strings.Contains(view, "vsc-fixture-token") || !strings.Contains(view, `"envFile": "${workspaceFolder}/.env"`) {
+		t.Errorf("view:\n%s", view)
+	}
+	if sc := newScrubber(l); sc.scrub("token vsc-fixture-token-0123456789 leaked") != "token "+redactedText+" leaked" {
+		t.Errorf("an envFile value is not a secret to the scrubber")
+	}
+}
+
+// TestEnvFileParse: the dotenv rules, and every bad line named by its
+// number without its value.
+func TestEnvFileParse(t *testing.T) {
+	vars, problems := parseEnvFile([]byte("\uFEFFA=1\n\n  # c\nexport B = two \nC=\"x\\ny\\\"z\" # c\nD='a b'\nE=\nA=last\nno equals\n=v\nF=\"open secret-value-1\nG='x' y\nH=\"a\" secret-value-2\n"))
+	want := map[string]string{"A": "last", "B": "two", "C": "x\ny\"z", "D": "a b", "E": ""}
+	if !reflect.DeepEqual(vars, want) {
+		t.Errorf("vars %q, want %q", vars, want)
+	}
+	var lines []int
+	for _, p := range problems {
+		lines = append(lines, p.line)
+		if strings.Contains(p.what, "secret-value") {
+			t.Errorf("line %d: the problem quotes the value: %s", p.line, p.what)
+		}
+	}
+	if !reflect.DeepEqual(lines, []int{9, 10, 11, 12, 13}) {
+		t.Errorf("problems on lines %v, want 9 to 13: %+v", lines, problems)
+	}
+}
