@@ -295,7 +295,8 @@ func (g *Gateway) laneRefusal(d *downstream, c worker.Call, err error, queued ti
 
 // send makes the call and normalizes its answer.
 func (g *Gateway) send(ctx context.Context, d *downstream, session *mcp.ClientSession, c worker.Call) worker.Outcome {
-	res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: c.Tool, Arguments: c.Args})
+	sink := new(rawResult)
+	res, err := session.CallTool(withRawSink(ctx, sink), &mcp.CallToolParams{Name: c.Tool, Arguments: c.Args})
 	if err != nil {
 		name := fmt.Sprintf("tools.%s.%s", c.Server, c.Tool)
 		var tooLarge *answerTooLargeError
@@ -310,27 +311,17 @@ func (g *Gateway) send(ctx context.Context, d *downstream, session *mcp.ClientSe
 		}
 		return worker.Fail(wire.CodeCallFailed, fmt.Sprintf("%s: the server answered with an error; the call may have taken effect: %s", name, d.scrub(err.Error())))
 	}
-	b, err := normalizeResult(res)
+	var b []byte
+	if sink.raw != nil {
+		b, err = normalizeRaw(sink.raw)
+		sink.raw = nil
+	} else {
+		b, err = normalizeResult(res)
+	}
 	if err != nil {
-		return worker.Fail(wire.CodeCallFailed, fmt.Sprintf("tools.%s.%s: the answer could not be encoded: %v", c.Server, c.Tool, err))
+		return worker.Fail(wire.CodeCallFailed, fmt.Sprintf("tools.%s.%s: the call took effect, but its answer is not a tool's result: %v", c.Server, c.Tool, err))
 	}
 	return worker.Answer(b)
-}
-
-// normalizeResult gives a result the shape every program sees:
-// {content, structuredContent, isError}, with content blocks as the SDK
-// decoded them (text, image, audio, resource links and embedded resources,
-// with their annotations and _meta).
-func normalizeResult(res *mcp.CallToolResult) ([]byte, error) {
-	content := res.Content
-	if content == nil {
-		content = []mcp.Content{}
-	}
-	return json.Marshal(struct {
-		Content           []mcp.Content `json:"content"`
-		StructuredContent any           `json:"structuredContent"`
-		IsError           bool          `json:"isError"`
-	}{content, res.StructuredContent, res.IsError})
 }
 
 // Refusal codes the gateway adds to the isolate's own.

@@ -52,6 +52,26 @@ const (
 	strayBurst          = 20
 )
 
+// rawResultMin: a call's result of at least this many bytes skips the
+// go-sdk's decoding (which copies it three times) and is normalized from
+// the line as read (normalizeRaw), on a connection that can (stdio).
+const rawResultMin = 1 << 20
+
+// rawSinkKey carries, on a call's context, where the connection puts the
+// raw result of a large answer (see rawResultMin).
+type rawSinkKey struct{}
+
+// rawResult receives a large result's JSON, as read.
+type rawResult struct{ raw []byte }
+
+func withRawSink(ctx context.Context, r *rawResult) context.Context {
+	return context.WithValue(ctx, rawSinkKey{}, r)
+}
+
+// rawPlaceholder is what the go-sdk decodes in place of a result handed to
+// a rawResult.
+var rawPlaceholder = json.RawMessage(`{"content":[]}`)
+
 // resultCapKey carries, on a call's context, the most its program may
 // receive (wire.Limits.MaxResultBytes); see withResultCap.
 type resultCapKey struct{}
@@ -83,7 +103,8 @@ func (e *answerTooLargeError) Error() string {
 // pendingReq is one of our requests awaiting its answer.
 type pendingReq struct {
 	method string
-	limit  int64 // the result cap of its program; 0 for our own requests
+	limit  int64      // the result cap of its program; 0 for our own requests
+	sink   *rawResult // where a large result goes, or nil
 }
 
 // stdioConn is an mcp.Connection over a serverProc's stdin and stdout.
@@ -160,7 +181,8 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	req, isReq := msg.(*jsonrpc.Request)
 	if isReq && req.ID.IsValid() {
 		limit, _ := ctx.Value(resultCapKey{}).(int64)
-		c.track(req.ID, pendingReq{method: req.Method, limit: limit})
+		sink, _ := ctx.Value(rawSinkKey{}).(*rawResult)
+		c.track(req.ID, pendingReq{method: req.Method, limit: limit, sink: sink})
 	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
@@ -284,22 +306,27 @@ type oversizeLine struct {
 }
 
 // readLine reads one line (without its newline) of at most lineCap bytes,
-// in a buffer of its own: the message made of it may keep slices of it. A
-// longer line is read to its end without being kept, but for its head and
-// tail.
+// in a buffer of its own and of its size: the message made of it may keep
+// slices of it. A longer line is read to its end without being kept, but
+// for its head and tail. The cap is read again when a line reaches it: the
+// read may have begun before the call it answers was sent.
 func (c *stdioConn) readLine(br *bufio.Reader) ([]byte, *oversizeLine, error) {
 	limit := c.lineCap()
-	var line []byte
+	var blocks [][]byte // the line so far, in blocks of lineBlock bytes (no regrowth of a large line)
+	n := 0
 	var over *oversizeLine
 	for {
 		chunk, err := br.ReadSlice('\n')
-		if over == nil && len(line)+len(chunk) > limit {
-			over = &oversizeLine{limit: limit, size: len(line)}
-			over.head = append(over.head, line[:min(len(line), oversizeKeep)]...)
-			if len(over.head) < oversizeKeep {
-				over.head = append(over.head, chunk[:min(len(chunk), oversizeKeep-len(over.head))]...)
+		if over == nil && n+len(chunk) > limit {
+			limit = c.lineCap()
+		}
+		if over == nil && n+len(chunk) > limit {
+			over = &oversizeLine{limit: limit, size: n}
+			for _, b := range blocks {
+				over.head = append(over.head, b[:min(len(b), oversizeKeep-len(over.head))]...)
 			}
-			line = nil
+			over.head = append(over.head, chunk[:min(len(chunk), oversizeKeep-len(over.head))]...)
+			blocks = nil
 		}
 		if over != nil {
 			over.size += len(chunk)
@@ -308,21 +335,51 @@ func (c *stdioConn) readLine(br *bufio.Reader) ([]byte, *oversizeLine, error) {
 				over.tail = append(over.tail[:0], over.tail[len(over.tail)-oversizeKeep:]...)
 			}
 		} else {
-			line = append(line, chunk...)
+			for len(chunk) > 0 {
+				if len(blocks) == 0 || len(blocks[len(blocks)-1]) == cap(blocks[len(blocks)-1]) {
+					blocks = append(blocks, make([]byte, 0, min(lineBlock, max(len(chunk), 512))))
+				}
+				last := &blocks[len(blocks)-1]
+				k := min(len(chunk), cap(*last)-len(*last))
+				*last = append(*last, chunk[:k]...)
+				chunk = chunk[k:]
+				n += k
+			}
 		}
-		switch {
-		case errors.Is(err, bufio.ErrBufferFull):
+		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
-		case err != nil && over != nil:
-			return nil, over, err
-		case err != nil:
-			return line, nil, err
-		case over != nil:
-			over.tail = bytes.TrimRight(over.tail, "\r\n")
-			return nil, over, nil
 		}
-		return bytes.TrimRight(line, "\r\n"), nil, nil
+		if over != nil {
+			over.tail = bytes.TrimRight(over.tail, "\r\n")
+			return nil, over, err
+		}
+		line := joinBlocks(blocks, n)
+		if err == nil {
+			line = bytes.TrimRight(line, "\r\n")
+		}
+		return line, nil, err
 	}
+}
+
+// lineBlock is the size of the blocks a long line is read into before it
+// is joined: large enough to be few, small enough that the last one wastes
+// little.
+const lineBlock = 1 << 20
+
+// joinBlocks is the blocks as one slice of exactly n bytes.
+func joinBlocks(blocks [][]byte, n int) []byte {
+	switch len(blocks) {
+	case 0:
+		return nil
+	case 1:
+		return blocks[0]
+	}
+	line := make([]byte, 0, n)
+	for i := range blocks {
+		line = append(line, blocks[i]...)
+		blocks[i] = nil // each block goes as soon as it is copied
+	}
+	return line
 }
 
 // messages turns one line into the messages it holds: one, the elements of
@@ -402,6 +459,9 @@ func (c *stdioConn) message(obj []byte) jsonrpc.Message {
 			we = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the server's error could not be read: " + string(wire.Cut(string(rawErr), strayQuote))}
 		}
 		resp.Error = we
+	} else if req.sink != nil && len(result) >= rawResultMin {
+		req.sink.raw = result
+		resp.Result = rawPlaceholder
 	} else {
 		resp.Result = json.RawMessage(result)
 	}

@@ -6,11 +6,14 @@
 // stderr; a usage error, with status 2.
 //
 //   node client.mjs [--server BIN] [--config FILE] [--timeout-ms N]
-//                   [--input JSON] (--code-file FILE | --code CODE)
+//                   [--input JSON] [--info] (--code-file FILE | --code CODE)
 //
 // --server defaults to $RUN_JS_SERVER_BIN, --config to $RUN_JS_SERVER_CONFIG.
 // --timeout-ms is passed to run_js as timeout_ms. The tools the gateway
-// listed are written to stderr as one line: "client: tools: [...]".
+// listed are written to stderr as one line: "client: tools: [...]". With
+// --info, server_info's structuredContent is written to stderr right after
+// tools/list and again after run_js, as "client: server_info before: {...}"
+// and "client: server_info after: {...}".
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -36,6 +39,7 @@ try {
       "code-file": { type: "string" },
       input: { type: "string" },
       "timeout-ms": { type: "string" },
+      info: { type: "boolean", default: false },
     },
   }).values;
 } catch (err) {
@@ -85,9 +89,18 @@ process.stderr.write(`client: tools: ${JSON.stringify(names)}\n`);
 if (JSON.stringify(names) !== JSON.stringify(EXPECTED_TOOLS)) {
   fail(1, `tools/list: got ${JSON.stringify(names)}, want exactly ${JSON.stringify(EXPECTED_TOOLS)}`);
 }
+async function info(when) {
+  if (!opts.info) return;
+  const r = await step("tools/call server_info", () =>
+    client.callTool({ name: "server_info", arguments: {} }, undefined, { timeout: REQUEST_TIMEOUT_MS }),
+  );
+  process.stderr.write(`client: server_info ${when}: ${JSON.stringify(r.structuredContent)}\n`);
+}
+await info("before");
 const result = await step("tools/call run_js", () =>
   client.callTool({ name: "run_js", arguments: args }, undefined, { timeout: REQUEST_TIMEOUT_MS }),
 );
+await info("after");
 await new Promise((resolve) => process.stdout.write(JSON.stringify(result) + "\n", resolve));
 await step("close", () => client.close());
 process.exit(0);
