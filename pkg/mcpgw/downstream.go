@@ -47,7 +47,8 @@ const (
 )
 
 // reconnectMin and reconnectMax bound the backoff between start attempts:
-// it doubles from reconnectMin per failure in a row. Mutable for testing.
+// it doubles from reconnectMin per failure in a row. Mutable for testing
+// (a downstream reads them when it is made).
 var (
 	reconnectMin = time.Second
 	reconnectMax = time.Minute
@@ -101,6 +102,8 @@ type downstream struct {
 	sc        *scrubber
 	httpCap   int // the most one HTTP event or body may hold
 
+	backoffMin, backoffMax time.Duration // reconnectMin and reconnectMax when made
+
 	stderrLimit, strayLimit *logLimiter
 	strays                  atomic.Int64 // stray stdout lines skipped, for server_info
 
@@ -137,6 +140,7 @@ func newDownstream(sc ServerConfig, lane *lanes.Lane, log *slog.Logger, version 
 		sc.StartTimeout = DefaultStartTimeout
 	}
 	d := &downstream{cfg: sc, lane: lane, log: log, version: version, lookupEnv: lookupEnv, sc: newScrubber(sc), httpCap: httpCap,
+		backoffMin: reconnectMin, backoffMax: reconnectMax,
 		stderrLimit: newLogLimiter(stderrLinesPerSecond, stderrBurst), strayLimit: newLogLimiter(strayLinesPerSecond, strayBurst),
 		state: StateUnavailable, reason: "not started yet (the gateway starts it with Connect)"}
 	if sc.Disabled {
@@ -243,11 +247,11 @@ func (d *downstream) run(ctx context.Context, ch chan struct{}) {
 // row: backoff doubling from reconnectMin to reconnectMax; made by itself
 // while fewer than maxAutoAttempts failed, else by the next call.
 func (d *downstream) scheduleLocked(failures int) {
-	backoff := reconnectMin
-	for i := 1; i < failures && backoff < reconnectMax; i++ {
+	backoff := d.backoffMin
+	for i := 1; i < failures && backoff < d.backoffMax; i++ {
 		backoff *= 2
 	}
-	backoff = min(backoff, reconnectMax)
+	backoff = min(backoff, d.backoffMax)
 	d.nextTry = time.Now().Add(backoff)
 	if failures < maxAutoAttempts {
 		d.armLocked(backoff)
