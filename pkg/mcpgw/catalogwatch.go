@@ -18,20 +18,24 @@ import (
 // by the gateway. The zero value is ready to use.
 type catalogWatch struct {
 	mu      sync.Mutex // held while telling, so tellings do not cross
-	servers []weak.Pointer[mcp.Server]
-	last    string // run_js's description as the servers have it
+	servers []watched
+}
+
+// watched is one MCP server and the run_js description it has.
+type watched struct {
+	s    weak.Pointer[mcp.Server]
+	desc string
 }
 
 // add registers s, whose run_js has the description desc.
 func (w *catalogWatch) add(s *mcp.Server, desc string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.servers = append(w.servers, weak.Make(s))
-	w.last = desc
+	w.servers = append(w.servers, watched{weak.Make(s), desc})
 }
 
-// changed rebuilds run_js's description and, if it differs from what the
-// servers have, gives each live server run_js anew (the go-sdk then sends
+// changed rebuilds run_js's description and gives run_js anew to each live
+// server whose description differs (the go-sdk then sends
 // notifications/tools/list_changed to its sessions, debounced).
 func (w *catalogWatch) changed(g *Gateway) {
 	w.mu.Lock()
@@ -40,16 +44,18 @@ func (w *catalogWatch) changed(g *Gateway) {
 		return
 	}
 	desc := g.runJSDescription()
-	if desc == w.last {
-		return
-	}
-	w.last = desc
 	live := w.servers[:0]
-	for _, p := range w.servers {
-		if s := p.Value(); s != nil {
-			s.AddTool(g.runJSTool(desc), g.handleRunJS)
-			live = append(live, p)
+	for _, x := range w.servers {
+		s := x.s.Value()
+		if s == nil {
+			continue
 		}
+		if x.desc != desc {
+			s.AddTool(g.runJSTool(desc), g.handleRunJS)
+			x.desc = desc
+		}
+		live = append(live, x)
 	}
+	clear(w.servers[len(live):])
 	w.servers = live
 }

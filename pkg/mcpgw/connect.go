@@ -69,6 +69,10 @@ func (d *downstream) dial(ctx context.Context) (session *mcp.ClientSession, proc
 		if err != nil {
 			return
 		}
+		// A server that does not read its stdin blocks our write of
+		// initialize: the bound (or close) closes its stdin under it.
+		p := proc
+		defer context.AfterFunc(connCtx, func() { p.stdin.Close() })()
 		phase = "initialize"
 		session, err = client.Connect(connCtx, stdioTransport{newStdioConn(proc, d)}, nil)
 	case TransportHTTP:

@@ -149,7 +149,9 @@ func (p *serverProc) readStderr(f *os.File, log *slog.Logger, scrub func(string)
 				p.tail = p.tail[1:]
 			}
 			p.tailMu.Unlock()
-			if ok, dropped := limit.allow(time.Now()); ok {
+			if strings.TrimSpace(text) == "" {
+				// a blank line: kept (the tail skips it), not logged
+			} else if ok, dropped := limit.allow(time.Now()); ok {
 				if dropped > 0 {
 					log.Info(fmt.Sprintf("%s: (%d stderr lines not logged: more than %d a second)", p.name, dropped, stderrLinesPerSecond), "server", p.name, "stream", "stderr")
 				}
