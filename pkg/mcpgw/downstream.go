@@ -120,6 +120,7 @@ type downstream struct {
 	tools         []wire.Tool
 	missing       []string      // allowTools names the server does not have
 	listed        bool          // its tools were listed at least once
+	toolsGen      uint64        // counts changes of tools, for the gateway's catalog
 	attempt       chan struct{} // non-nil while an attempt runs; closed when it ends
 	cancelAttempt context.CancelFunc
 	attemptStart  time.Time
@@ -229,6 +230,7 @@ func (d *downstream) run(ctx context.Context, ch chan struct{}) {
 	d.state, d.reason = StateReady, ""
 	d.session, d.proc, d.cancelConn = session, proc, cancelConn
 	d.tools, d.missing, d.listed = tools, missing, true
+	d.toolsGen++
 	d.attempts = 0
 	d.sessions++
 	d.sessionStart = time.Now()

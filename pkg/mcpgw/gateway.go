@@ -58,6 +58,7 @@ type Gateway struct {
 	validator *argsValidator
 	problems  []schemaProblem
 	stale     bool
+	gens      []uint64 // each server's toolsGen when the catalog was built
 
 	watch catalogWatch // the MCP servers told when the catalog changes (catalogwatch.go)
 }
@@ -188,15 +189,26 @@ func (g *Gateway) Catalog() []wire.Tool {
 func (g *Gateway) catalogState() ([]wire.Tool, *argsValidator, []schemaProblem) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.stale {
+	// A server's tools count as changed from the moment it has them (its
+	// generation), not from when it tells us: a run that waited for a
+	// server must see its tools.
+	gens := make([]uint64, len(g.order))
+	for i, name := range g.order {
+		d := g.servers[name]
+		d.mu.Lock()
+		gens[i] = d.toolsGen
+		d.mu.Unlock()
+	}
+	if g.stale || !slices.Equal(gens, g.gens) {
 		var all []wire.Tool
-		for _, name := range g.order {
+		for i, name := range g.order {
 			d := g.servers[name]
 			d.mu.Lock()
 			all = append(all, d.tools...)
+			gens[i] = d.toolsGen
 			d.mu.Unlock()
 		}
-		g.catalog = all
+		g.catalog, g.gens = all, gens
 		g.validator, g.problems = newArgsValidator(all)
 		for _, p := range g.problems {
 			g.log.Warn("tool callable without argument validation", "server", p.Server, "tool", p.Tool, "reason", p.Reason)
@@ -383,12 +395,9 @@ func (g *Gateway) Start(ctx context.Context, req RunRequest) (r *worker.Run, err
 		return nil, fmt.Errorf("%w: %v", worker.ErrBadRequest, err)
 	}
 	// Servers still in their first attempt have no tools in the catalog
-	// yet: wait for them, within the run's own deadline, which the wait
-	// counts against.
-	if waited := g.awaitFirstStarts(ctx, norm.Timeout()); waited > 0 {
-		left := norm.Timeout() - waited
-		limits.TimeoutMs = max(left.Milliseconds(), wire.MinTimeout.Milliseconds())
-	}
+	// yet: wait for them (each within its startTimeout), at most the run's
+	// own timeout; the run then has its whole timeout, from its start.
+	g.awaitFirstStarts(ctx, norm.Timeout())
 	catalog := g.Catalog()
 	return g.launcher.Start(ctx, worker.Request{RunID: req.ID, Code: req.Code, Input: req.Input, Catalog: catalog, Limits: limits, Admit: g.admitter(norm.MaxResultBytes)})
 }

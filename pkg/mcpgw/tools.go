@@ -95,6 +95,7 @@ func (d *downstream) refreshTools() {
 	mine := d.session == session
 	if mine {
 		d.tools, d.missing = tools, missing
+		d.toolsGen++
 	}
 	d.mu.Unlock()
 	if mine {
