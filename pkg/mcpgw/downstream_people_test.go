@@ -433,3 +433,54 @@ func childPID(pid int) int {
 	}
 	return 0
 }
+
+// TestShutdownLadder: a server that ignores its stdin's end and SIGTERM,
+// with a child in its process group, is killed with its group by Close,
+// which returns once it is reaped.
+func TestShutdownLadder(t *testing.T) {
+	defer setStopSteps(100*time.Millisecond, 100*time.Millisecond)()
+	var log logBuffer
+	cfg := parseTestConfig(t, `{"mcpServers": {"stubborn": {"command": "BIN", "args": ["--downstream", "stubborn"]}}}`, nil)
+	g := startGateway(t, cfg, &log)
+	g.Settle(context.Background())
+	pid := serverInfo(g, "stubborn").PID
+	var child int
+	waitFor(t, 10*time.Second, "the server did not say its child's pid", func() bool {
+		_, err := fmt.Sscanf(log.String()[max(0, strings.Index(log.String(), "child pid ")):], "child pid %d", &child)
+		return err == nil && child > 0
+	})
+	d := g.servers["stubborn"]
+	d.mu.Lock()
+	proc := d.proc
+	d.mu.Unlock()
+	done := make(chan struct{})
+	go func() { g.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close did not return within 30 s: the ladder did not end a server that ignores SIGTERM")
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("the server (pid %d) outlived Close: %v", pid, err)
+	}
+	// The child was the server's: once its parent is gone it is reaped by
+	// init, so it may be a zombie a moment longer; it must not run.
+	waitFor(t, 10*time.Second, fmt.Sprintf("the server's child (pid %d) outlived its group's kill", child), func() bool {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", child))
+		if err != nil {
+			return true
+		}
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		return len(fields) > 0 && fields[0] == "Z"
+	})
+	if how := proc.ended(); !strings.Contains(how, "was killed by signal SIGKILL (it did not exit on SIGTERM, so its process group was killed)") {
+		t.Errorf("how it ended: %q", how)
+	}
+}
+
+// setStopSteps shortens the ladder's first two waits for a test.
+func setStopSteps(stdin, term time.Duration) func() {
+	oldStdin, oldTerm := stdinGrace, termGrace
+	stdinGrace, termGrace = stdin, term
+	return func() { stdinGrace, termGrace = oldStdin, oldTerm }
+}

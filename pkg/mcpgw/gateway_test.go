@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
+	"os/signal"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -88,6 +90,14 @@ func downstreamMode(mode string) {
 		_ = s.Run(ctx, &mcp.StdioTransport{})
 	case "people":
 		peopleServer(ctx)
+	case "stubborn":
+		// Ignores SIGTERM, has a child in its group, and outlives its stdin.
+		signal.Ignore(syscall.SIGTERM, syscall.SIGPIPE)
+		child := exec.Command("sleep", "1000")
+		_ = child.Start()
+		fmt.Fprintf(os.Stderr, "child pid %d\n", child.Process.Pid)
+		_ = NewDemoServer("test").Run(ctx, &mcp.StdioTransport{})
+		time.Sleep(time.Hour)
 	case "exit-message":
 		// What a server missing its token does: a message on stderr, exit 1.
 		fmt.Fprintln(os.Stderr, "Starting GitHub MCP server...")

@@ -201,14 +201,14 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	return nil
 }
 
-// Close stops reading and closes our ends of the server's stdin and
-// stdout: a well-behaved server exits at its stdin's EOF. It is idempotent.
-// The process itself is stopped by serverProc.stop.
+// Close ends Read and closes our end of the server's stdin: a well-behaved
+// server exits at its stdin's EOF. Its stdout is still drained (a server
+// writing to a closed pipe would die of SIGPIPE or EPIPE instead of
+// exiting), until serverProc.stop closes it. It is idempotent.
 func (c *stdioConn) Close() error {
 	c.closeOnce.Do(func() {
 		close(c.closed)
 		c.p.stdin.Close()
-		c.p.stdout.Close()
 	})
 	return nil
 }
@@ -273,6 +273,7 @@ func (c *stdioConn) readLoop() {
 			select {
 			case c.incoming <- readResult{msg: m}:
 			case <-c.closed:
+				_, _ = io.Copy(io.Discard, br) // until the process's end, or stop closes stdout
 				return
 			}
 		}
