@@ -439,13 +439,15 @@ func (d *downstream) ready(ctx context.Context) (*mcp.ClientSession, error) {
 	}
 }
 
-// settled is closed once no attempt is under way for a server that has
-// never listed its tools: what a run waits for before it takes the
-// catalog. It is nil when there is nothing to wait for.
+// firstAttempt is closed when the server's first attempt ends: what a run
+// waits for before it takes the catalog. It is nil when there is nothing to
+// wait for: the server has listed its tools, or its first attempt is over
+// (a retry of a server that failed is not waited for, or every run would
+// wait on a broken server).
 func (d *downstream) firstAttempt() <-chan struct{} {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.listed || d.attempt == nil {
+	if d.listed || d.attempt == nil || d.attempts != 1 {
 		return nil
 	}
 	return d.attempt

@@ -63,6 +63,16 @@ func TestDownstreamErrors(t *testing.T) {
 		if s := d.snapshot(); s.State != StateUnavailable || s.Attempts != 1 || s.NextTryInMs == nil {
 			t.Fatalf("snapshot %+v: want unavailable, 1 attempt, the next try", s)
 		}
+		// Its retries are not what runs wait for: only a first attempt is.
+		d.mu.Lock()
+		d.attempts, d.attempt = 2, make(chan struct{})
+		d.mu.Unlock()
+		if d.firstAttempt() != nil {
+			t.Error("a run would wait for the retry of a server that failed")
+		}
+		d.mu.Lock()
+		d.attempts, d.attempt = 1, nil
+		d.mu.Unlock()
 	})
 
 	t.Run("secrets scrubbed", func(t *testing.T) {

@@ -125,9 +125,9 @@ func (g *Gateway) Settle(ctx context.Context) {
 	}
 }
 
-// awaitFirstStarts waits, within max, for the servers still in their first
-// attempt (their tools are not in the catalog yet), and says how long it
-// waited. Each attempt is bounded by its server's startTimeout.
+// awaitFirstStarts waits, at most limit, for the servers still in their
+// first attempt (their tools are not in the catalog yet), and says how long
+// it waited. Each attempt is bounded by its server's startTimeout.
 func (g *Gateway) awaitFirstStarts(ctx context.Context, limit time.Duration) time.Duration {
 	start := time.Now()
 	timer := time.NewTimer(limit)
