@@ -63,13 +63,15 @@ func main() {
 var usage = `run-js-server: a code-mode MCP gateway
 
 Usage:
-  run-js-server [--config FILE] [--demo] [--confinement strict|best-effort|off]
+  run-js-server [--config FILE] [--demo] [--confinement strict|best-effort|off] [--log-level LEVEL]
                                              serve MCP on stdio (tools run_js, wait_js, stop_js, list_js, search_tools, server_info)
   run-js-server --http ADDR [--token-file FILE] [--allow-origin ORIGIN]... [--idle-timeout ` + mcpgw.DefaultSessionIdle.String() + `] [--max-sessions ` + strconv.Itoa(mcpgw.DefaultMaxSessions) + `] [same flags]
                                              serve the same over MCP Streamable HTTP at http://ADDR` + mcpgw.MCPPath + `; the token
                                              (or $RUN_JS_SERVER_TOKEN) is required unless ADDR is loopback
   run-js-server run [--config FILE] [--demo] [--timeout ` + wire.DefaultTimeout.String() + `] [--memory ` + mcpgw.FormatSize(wire.DefaultMemory) + `] [--input JSON] [--format json|text] [--language javascript|typescript] [--confinement strict|best-effort|off] FILE|-
-  run-js-server tools [--config FILE] [--demo] [--ts]
+  run-js-server tools [--config FILE] [--demo] [--ts]     (exit 1 when no server could be used)
+
+--log-level is debug, info (the default: with each downstream server's stderr), warn or error; $` + logLevelEnv + ` sets the default.
   run-js-server check-config FILE
   run-js-server demo-server
   run-js-server bench [--runs N] [--calls N] [--mcp N]

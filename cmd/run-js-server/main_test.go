@@ -26,7 +26,13 @@ func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stder
 
 func writeProgram(t *testing.T, code string) string {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "p.js")
+	return writeProgramAs(t, "p.js", code)
+}
+
+// writeProgramAs writes code to a file of that name in a fresh directory.
+func writeProgramAs(t *testing.T, name, code string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(p, []byte(code), 0o644); err != nil {
 		t.Fatal(err)
 	}

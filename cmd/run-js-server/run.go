@@ -24,6 +24,7 @@ type runFlags struct {
 	memory, input, format, config *string
 	confinement                   *string
 	language                      *string
+	logLevel                      *string
 	demo                          *bool
 }
 
@@ -40,6 +41,7 @@ func newRunFlags(stderr io.Writer) *runFlags {
 	f.config = fs.String("config", "", "a gateway config naming downstream MCP servers (default: $"+configEnv+"; none: no tools)")
 	f.demo = fs.Bool("demo", false, "add the built-in demo issue tracker as server demo")
 	f.confinement = fs.String("confinement", "", confinementUsage)
+	f.logLevel = logLevelFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: run-js-server run [flags] FILE|-\n\nRuns one JavaScript or TypeScript program (the body of an async function) in a\nfresh worker and prints how it ended. Exit status: 0 returned, 1 any other\nending, 2 usage error.\n\nFlags:")
 		fs.PrintDefaults()
@@ -78,7 +80,7 @@ func runCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	g, err := newGateway(ctx, *f.config, *f.demo, *f.confinement, worker.Config{}, stderr)
+	g, err := newGateway(ctx, *f.config, *f.demo, *f.confinement, worker.Config{}, stderr, *f.logLevel)
 	if err != nil {
 		return fail("%v", err)
 	}

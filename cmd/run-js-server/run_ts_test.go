@@ -2,20 +2,9 @@ package main
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
-
-func writeFile(t *testing.T, name, code string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(code), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 // TestRunTypeScript: `run` takes TypeScript from a .ts file or with
 // --language, strips its types, and points its errors at its own lines.
@@ -30,16 +19,16 @@ func TestRunTypeScript(t *testing.T) {
 		stdout string
 		stderr string
 	}{
-		{"a .ts file", []string{"--input", `{"n": 21}`, writeFile(t, "p.ts", program)}, "", exitReturned, `"value": 42`, ""},
+		{"a .ts file", []string{"--input", `{"n": 21}`, writeProgramAs(t, "p.ts", program)}, "", exitReturned, `"value": 42`, ""},
 		{"--language from stdin", []string{"--language", "typescript", "--input", `{"n": 2}`, "-"}, program, exitReturned, `"value": 4`, ""},
-		{"--language ts over the name", []string{"--language", "ts", "--input", `{"n": 1}`, writeFile(t, "p.js", program)}, "", exitReturned, `"value": 2`, ""},
-		{"a syntax error names its line and column", []string{"--format", "text", writeFile(t, "bad.ts", "const a = 1;\nconst b: = 2;")}, "", exitEnded,
+		{"--language ts over the name", []string{"--language", "ts", "--input", `{"n": 1}`, writeProgramAs(t, "p.js", program)}, "", exitReturned, `"value": 2`, ""},
+		{"a syntax error names its line and column", []string{"--format", "text", writeProgramAs(t, "bad.ts", "const a = 1;\nconst b: = 2;")}, "", exitEnded,
 			"| SyntaxError: Unexpected \"=\"\n|     at program.ts:2:10\n", ""},
-		{"a runtime error points into the TypeScript", []string{"--format", "text", writeFile(t, "f.ts", failing)}, "", exitEnded,
+		{"a runtime error points into the TypeScript", []string{"--format", "text", writeProgramAs(t, "f.ts", failing)}, "", exitEnded,
 			"|     at f (program.ts:3:", ""},
-		{"TypeScript as JavaScript gets a hint", []string{writeFile(t, "p.js", program)}, "", exitEnded, `"SyntaxError"`,
+		{"TypeScript as JavaScript gets a hint", []string{writeProgramAs(t, "p.js", program)}, "", exitEnded, `"SyntaxError"`,
 			"hint: this program is not JavaScript but parses as TypeScript: name it .ts or pass --language typescript"},
-		{"an unknown language", []string{"--language", "python", writeFile(t, "p.js", "1")}, "", exitUsage, "", `--language: unknown language "python"`},
+		{"an unknown language", []string{"--language", "python", writeProgramAs(t, "p.js", "1")}, "", exitUsage, "", `--language: unknown language "python"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errs := runCLI(t, tc.stdin, tc.args...)

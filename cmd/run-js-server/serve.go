@@ -34,6 +34,7 @@ type serveFlags struct {
 	config      string
 	demo        bool
 	confinement string
+	logLevel    *string
 	http        string
 	tokenFile   string
 	origins     []string
@@ -58,6 +59,7 @@ func serveCmd(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int 
 	fs.StringVar(&f.config, "config", "", "the gateway config (default: $"+configEnv+"; none: no downstream servers)")
 	fs.BoolVar(&f.demo, "demo", false, "add the built-in demo issue tracker as server demo")
 	fs.StringVar(&f.confinement, "confinement", "", confinementUsage)
+	f.logLevel = logLevelFlag(fs)
 	fs.StringVar(&f.http, "http", "", "serve MCP Streamable HTTP at http://ADDR"+mcpgw.MCPPath+" instead of stdio (e.g. 127.0.0.1:8080)")
 	fs.StringVar(&f.tokenFile, "token-file", "", "with --http: require the bearer token in FILE (default: $"+tokenEnv+"); required on an address that is not loopback")
 	fs.Func("allow-origin", "with --http: also serve browser pages of this origin, scheme://host[:port] (repeatable)", func(s string) error {
@@ -179,7 +181,7 @@ func serveHTTP(ctx context.Context, stop context.CancelFunc, f serveFlags, envTo
 // start; with strict confinement a host that lacks a layer is refused here
 // rather than at every run. On failure it returns nil and the exit code.
 func startGateway(ctx context.Context, f serveFlags, stderr io.Writer) (*mcpgw.Gateway, int) {
-	g, err := newGateway(ctx, f.config, f.demo, f.confinement, worker.Config{Spares: mcpgw.DefaultSpares}, stderr)
+	g, err := newGateway(ctx, f.config, f.demo, f.confinement, worker.Config{Spares: mcpgw.DefaultSpares}, stderr, *f.logLevel)
 	if err != nil {
 		fmt.Fprintf(stderr, "run-js-server: %v\n", err)
 		return nil, exitUsage

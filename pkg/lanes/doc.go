@@ -10,6 +10,12 @@
 // when Do returns nothing of the call is left in the lane. The lane owns only
 // the slots; fn owns the downstream request and its outcome.
 //
+// Order: Do takes its place when it is called. A caller that must keep an
+// order across goroutines (the gateway admits a program's calls in the order
+// its worker sent them, on one goroutine, and waits for each on its own)
+// takes the places with Enter, which never blocks, and waits and runs with
+// the Ticket's Do; every Ticket is used or left exactly once.
+//
 // What the gateway reports: Do's Stats.Started says whether fn ran. When it
 // is false nothing was sent downstream (lane full, lane closed, or the
 // caller's context ended while queued), and the gateway reports ToolRefused,

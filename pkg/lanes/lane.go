@@ -123,7 +123,7 @@ type Stats struct {
 // error unchanged with Started true. The slot is freed when fn returns or
 // panics; a panic propagates to Do's caller. Queued calls start strictly in
 // the order they entered Do: a later call never starts while an earlier one
-// is still waiting.
+// is still waiting. Do is Enter followed by Ticket.Do.
 //
 // Without running fn, Do returns Started false and an error that wraps one
 // of:
@@ -145,35 +145,130 @@ func (l *Lane) Do(ctx context.Context, fn func(ctx context.Context) error) (Stat
 	if fn == nil {
 		panic("lanes: Do called with a nil fn")
 	}
+	t, err := l.Enter(ctx)
+	if err != nil {
+		return Stats{}, err
+	}
+	return t.Do(ctx, fn)
+}
+
+// Ticket is a call's place in a lane, taken by Enter: either a slot already
+// granted or a place in the queue. Its owner must call Do or Leave on it
+// exactly once (a ticket neither used nor left holds its place, and with it
+// a slot, for ever); later calls panic. A Ticket is for one goroutine at a
+// time: Enter on one, then Do on another is the intended use.
+type Ticket struct {
+	l       *Lane
+	w       *waiter // nil when the slot was granted at Enter
+	entered time.Time
+	used    bool
+}
+
+// Enter takes a place in the lane without blocking: a free slot when one is
+// free and nobody queues, else the place at the back of the queue. Places
+// are granted in the order Enter was called, so callers that must keep an
+// order (the calls of one program, as its worker sent them) call Enter in
+// that order, from one goroutine, and may then wait in Ticket.Do on as many
+// goroutines as they like.
+//
+// It refuses, with Started-false errors as Do's, when the lane is closed
+// (ErrClosed), full (ErrLaneFull), or ctx has already ended (ctx.Err()). The
+// returned Ticket must be used with Do or given back with Leave.
+func (l *Lane) Enter(ctx context.Context) (*Ticket, error) {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	if l.closed {
 		l.refused++
-		l.mu.Unlock()
-		return Stats{}, l.closedErr()
+		return nil, l.closedErr()
 	}
 	if err := ctx.Err(); err != nil {
 		l.expired++
-		l.mu.Unlock()
-		return Stats{}, fmt.Errorf("lane %q: not started, the context had already ended: %w", l.name, err)
+		return nil, fmt.Errorf("lane %q: not started, the context had already ended: %w", l.name, err)
 	}
 	if n := l.active + l.queue.Len(); n >= l.cfg.MaxOutstanding {
 		l.refused++
-		active, queued := l.active, l.queue.Len()
-		l.mu.Unlock()
-		return Stats{}, fmt.Errorf("lane %q: %w: %d running and %d queued, the cap is %d",
-			l.name, ErrLaneFull, active, queued, l.cfg.MaxOutstanding)
+		return nil, fmt.Errorf("lane %q: %w: %d running and %d queued, the cap is %d",
+			l.name, ErrLaneFull, l.active, l.queue.Len(), l.cfg.MaxOutstanding)
 	}
+	t := &Ticket{l: l, entered: time.Now()}
 	if l.active < l.cfg.MaxActive && l.queue.Len() == 0 {
-		l.active++
+		l.active++ // granted now: held until Do's fn returns, or Leave
+		return t, nil
+	}
+	t.w = &waiter{ready: make(chan error, 1)}
+	t.w.elem = l.queue.PushBack(t.w)
+	return t, nil
+}
+
+// Leave gives the ticket's place back without running anything (the call
+// was refused after it entered the lane, so nothing was sent): a granted
+// slot passes to the head of the queue, a queued place is removed. It is
+// counted as expired. Leave after Do, or twice, panics.
+func (t *Ticket) Leave() {
+	t.use()
+	l := t.l
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.expired++
+	switch {
+	case t.w == nil:
+		l.active--
+		l.grantLocked()
+	case t.w.elem != nil:
+		l.queue.Remove(t.w.elem)
+		t.w.elem = nil
+	default:
+		// Removed by a grant (a slot is counted for us: pass it on) or by
+		// Close (nothing to give back); the send is in the buffer.
+		if <-t.w.ready == nil {
+			l.active--
+			l.grantLocked()
+		}
+	}
+}
+
+func (t *Ticket) use() {
+	if t.used {
+		panic("lanes: a Ticket used twice")
+	}
+	t.used = true
+}
+
+// Do waits for the ticket's slot (at once if it was granted at Enter), then
+// runs fn in the calling goroutine with ctx, exactly as Lane.Do does, and
+// with the same results; Stats.Queued counts from Enter. A second Do, or Do
+// after Leave, panics, as does a nil fn.
+func (t *Ticket) Do(ctx context.Context, fn func(ctx context.Context) error) (Stats, error) {
+	if fn == nil {
+		panic("lanes: Do called with a nil fn")
+	}
+	t.use()
+	l := t.l
+	if t.w == nil {
+		l.mu.Lock()
+		switch {
+		case l.closed:
+			// Granted at Enter, closed since: like a queued call, it does
+			// not start.
+			l.active--
+			l.refused++
+			l.mu.Unlock()
+			return Stats{}, l.closedErr()
+		case ctx.Err() != nil:
+			// Granted at Enter, but the caller has gone since: pass the
+			// slot on rather than start the call.
+			l.active--
+			l.grantLocked()
+			l.expired++
+			l.mu.Unlock()
+			waited := time.Since(t.entered)
+			return Stats{Queued: waited}, l.expiredErr(ctx, waited)
+		}
 		l.started++
 		l.mu.Unlock()
 		return l.run(ctx, fn, Stats{Started: true})
 	}
-	w := &waiter{ready: make(chan error, 1)}
-	w.elem = l.queue.PushBack(w)
-	queuedAt := time.Now()
-	l.mu.Unlock()
-
+	w := t.w
 	var res error
 	granted := false // res came from w.ready
 	select {
@@ -183,7 +278,7 @@ func (l *Lane) Do(ctx context.Context, fn func(ctx context.Context) error) (Stat
 	}
 
 	l.mu.Lock()
-	waited := time.Since(queuedAt)
+	waited := time.Since(t.entered)
 	if !granted {
 		if w.elem != nil {
 			l.queue.Remove(w.elem)

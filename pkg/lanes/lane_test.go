@@ -823,3 +823,92 @@ func TestHammerClose(t *testing.T) {
 	}
 	settleGoroutines(t, before)
 }
+
+// Tickets taken with Enter in one order start in that order, whatever order
+// their goroutines reach Ticket.Do in: the gateway's admission of a
+// program's calls relies on it. Here the goroutines start in reverse.
+func TestEnterKeepsOrderAcrossGoroutines(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		const n = 8
+		l := newLane(t, 1, n)
+		ctx := context.Background()
+		tickets := make([]*lanes.Ticket, n)
+		for i := range n {
+			tk, err := l.Enter(ctx)
+			if err != nil {
+				t.Fatalf("Enter %d: %v", i, err)
+			}
+			tickets[i] = tk
+		}
+		wantSnapshot(t, l, 1, n-1, 0, 0, 0) // the first holds the slot, granted at Enter
+		var mu sync.Mutex
+		var order []int
+		var wg sync.WaitGroup
+		for i := n - 1; i >= 0; i-- {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				st, err := tickets[i].Do(ctx, func(context.Context) error {
+					mu.Lock()
+					order = append(order, i)
+					mu.Unlock()
+					return nil
+				})
+				if err != nil || !st.Started {
+					t.Errorf("ticket %d: Started %v, err %v", i, st.Started, err)
+				}
+			}()
+			synctest.Wait() // goroutine i is parked before i-1 starts
+		}
+		wg.Wait()
+		if fmt.Sprint(order) != fmt.Sprint([]int{0, 1, 2, 3, 4, 5, 6, 7}) {
+			t.Fatalf("fn ran in order %v, want the order of Enter", order)
+		}
+		wantSnapshot(t, l, 0, 0, n, 0, 0)
+	})
+}
+
+// Enter refuses as Do does, at once; Leave gives a granted slot to the next
+// in line and takes a queued place out; a ticket used twice panics; a
+// granted ticket does not start on a closed lane.
+func TestTicketLeaveAndRefusals(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		l := newLane(t, 1, 3)
+		ctx := context.Background()
+		first, _ := l.Enter(ctx)
+		second, _ := l.Enter(ctx)
+		third, _ := l.Enter(ctx)
+		if _, err := l.Enter(ctx); !errors.Is(err, lanes.ErrLaneFull) {
+			t.Fatalf("Enter past MaxOutstanding: %v, want ErrLaneFull", err)
+		}
+		done, cancel := context.WithCancel(ctx)
+		cancel()
+		if _, err := l.Enter(done); !errors.Is(err, context.Canceled) {
+			t.Fatalf("Enter with an ended context: %v, want context.Canceled", err)
+		}
+		second.Leave() // queued: its place goes
+		wantSnapshot(t, l, 1, 1, 0, 1, 2)
+		first.Leave() // granted: the slot goes to third
+		wantSnapshot(t, l, 1, 0, 0, 1, 3)
+		ran := false
+		if st, err := third.Do(ctx, func(context.Context) error { ran = true; return nil }); err != nil || !st.Started || !ran {
+			t.Fatalf("third after two left: Started %v, err %v, ran %v", st.Started, err, ran)
+		}
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Fatal("a ticket used twice did not panic")
+				}
+			}()
+			third.Leave()
+		}()
+		granted, _ := l.Enter(ctx)
+		l.Close()
+		if st, err := granted.Do(ctx, func(context.Context) error { t.Fatal("fn ran on a closed lane"); return nil }); !errors.Is(err, lanes.ErrClosed) || st.Started {
+			t.Fatalf("granted ticket after Close: Started %v, err %v, want ErrClosed", st.Started, err)
+		}
+		wantSnapshot(t, l, 0, 0, 1, 2, 3)
+	})
+}

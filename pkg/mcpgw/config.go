@@ -77,10 +77,20 @@ type ServerConfig struct {
 	Transport Transport
 
 	// stdio
-	Command string
+	Command string // a relative path with a slash is resolved against the config's folder (workspaceFolder)
 	Args    []string
-	Env     map[string]string // added to the gateway's environment; values are secrets
-	Cwd     string            // as written; "" is the gateway's working directory
+	// Env is the server's own environment, on top of the few variables every
+	// server gets (envpolicy.go); values are secrets.
+	Env map[string]string
+	// Cwd is the server's working directory, relative to the config's
+	// folder (workspaceFolder); "" is the gateway's working directory.
+	Cwd string
+	// EnvFile is the dotenv file whose variables the server gets (under
+	// Env's), resolved against the config's folder; loaded with the config.
+	EnvFile string
+	// InheritEnv names variables of the gateway's own environment that the
+	// server gets too; by default it gets none but envpolicy.go's.
+	InheritEnv []string
 
 	// remote
 	URL     string            // may carry secrets in its userinfo or query
@@ -96,10 +106,23 @@ type ServerConfig struct {
 	Lane struct{ MaxActive, MaxOutstanding int }
 	// CallTimeout bounds one call; 0 means only the run's deadline does.
 	CallTimeout time.Duration
+	// StartTimeout bounds one attempt to start the server (spawn,
+	// initialize, tools/list); LoadConfig fills 0 with the config's
+	// limits.startTimeout.
+	StartTimeout time.Duration
 	// Disabled servers are listed but never started. Their command, args,
 	// env, cwd, url and headers are kept as written: ${VAR} is not expanded
 	// in them, and they are checked only for their JSON types.
 	Disabled bool
+
+	// envFileVars are EnvFile's variables; inherited are InheritEnv's values,
+	// read from the gateway's environment at load.
+	envFileVars map[string]string
+	inherited   map[string]string
+	// secrets are the values that must never be shown: every ${VAR} the
+	// config expanded for this server, and inherited values (env, envFile
+	// and header values are secrets by their place).
+	secrets []string
 }
 
 // Config is a loaded config file.
@@ -118,6 +141,9 @@ type Config struct {
 	// confinement; the zero value is best-effort). A command-line flag may
 	// override it.
 	Confinement worker.Confinement
+	// StartTimeout is limits.startTimeout: the default bound of one attempt
+	// to start a server (DefaultStartTimeout when not set).
+	StartTimeout time.Duration
 
 	// Warnings are things ignored or skipped, one line each, in the form
 	// "FILE: WHERE: what". They never hold a secret.
@@ -205,19 +231,26 @@ func LoadConfig(path string, lookupEnv func(string) (string, bool)) (*Config, er
 	return ParseConfig(path, data, lookupEnv)
 }
 
-// ParseConfig parses a config file's bytes; path names the file in messages.
+// ParseConfig parses a config file's bytes; path names the file in messages,
+// and gives the folder relative paths in it (command with a slash, cwd,
+// envFile) are resolved against: the file's directory, or the project
+// folder above it when it sits in .vscode or .cursor (workspaceFolder).
 //
 // The file is a JSON object. Its "mcpServers" is in the format of Claude
 // Desktop's claude_desktop_config.json, Claude Code's .mcp.json and Cursor's
-// mcp.json, plus our fields (allowTools, lane, callTimeout); its "limits" sets
-// the run limits. Other top-level keys belong to the clients and are ignored
-// with a warning. Within a server, fields are checked strictly (see
-// serverFields and foreignFields).
+// mcp.json, or its "servers" in that of VS Code's .vscode/mcp.json, plus our
+// fields (allowTools, lane, callTimeout, startTimeout, inheritEnv); its
+// "limits" sets the run limits and the default startTimeout. Other top-level
+// keys belong to the clients and are ignored with a warning. Within a server,
+// fields are checked strictly (see serverFields and foreignFields).
 //
 // ${NAME}, ${NAME:-default} (default used when NAME is unset or empty) and
-// Cursor's ${env:NAME} are replaced in command, args, cwd, url and the values of
-// env and headers, looking names up with lookupEnv (nil: os.LookupEnv). A "$"
-// not followed by "{" is kept as it is.
+// Cursor's ${env:NAME} are replaced in command, args, cwd, envFile, url and
+// the values of env and headers, looking names up with lookupEnv (nil:
+// os.LookupEnv), and so are the editors' ${userHome}, ${workspaceFolder}
+// (see workspaceFolder), ${workspaceFolderBasename} and ${pathSeparator}. A
+// VS Code ${input:NAME} is an error naming it: nothing here can prompt. A
+// "$" not followed by "{" is kept as it is.
 //
 // The error, if any, is a *ConfigError listing every problem found.
 func ParseConfig(path string, data []byte, lookupEnv func(string) (string, bool)) (*Config, error) {
@@ -227,7 +260,7 @@ func ParseConfig(path string, data []byte, lookupEnv func(string) (string, bool)
 	if len(data) > MaxConfigBytes {
 		return nil, configTooLarge(path, int64(len(data)))
 	}
-	p := &configParser{err: &ConfigError{Path: configName(path)}, lookup: lookupEnv}
+	p := &configParser{err: &ConfigError{Path: configName(path)}, lookup: lookupEnv, dir: configDir(path), serversKey: keyServers}
 	data = bytes.TrimPrefix(data, []byte("\uFEFF")) // Windows editors' byte order mark
 	if len(bytes.TrimSpace(data)) == 0 {
 		p.problem("", `the file is empty; write {"mcpServers": {}} at least`)

@@ -40,6 +40,9 @@ var serverFields = []struct {
 	{"args", kindStringList, sideStdio},
 	{"env", kindStringMap, sideStdio},
 	{"cwd", kindString, sideStdio},
+	{"envFile", kindString, sideStdio},        // VS Code's; loaded (config_envfile.go)
+	{"inheritEnv", kindStringList, sideStdio}, // ours: variables of the gateway's environment the server gets
+	{"startTimeout", kindString, sideEither},  // ours: bounds one start attempt
 	{"url", kindString, sideRemote},
 	{"headers", kindStringMap, sideRemote},
 	{"allowTools", kindStringList, sideEither},
@@ -81,7 +84,6 @@ var foreignFields = map[string]struct {
 	"timeout":       {false, `ignored; clients differ on its unit; set "callTimeout" to a duration like "60s"`},
 	"auth":          {false, "ignored; the gateway does no OAuth, so the server is called without it"},
 	"headersHelper": {false, `ignored; the gateway runs no helper for headers; set "headers", using ${VAR} for secrets`},
-	"envFile":       {true, `not supported: the server would start without those variables; put them in "env", as ${VAR} to take them from the gateway's environment`},
 	"disabledTools": {true, `not supported: ignoring it would expose the tools it hides; list the tools to expose in "allowTools"`},
 }
 
@@ -97,7 +99,7 @@ var fieldHints = map[string]string{
 }
 
 var laneFields = []string{"maxActive", "maxOutstanding"}
-var limitFields = []string{"timeout", "memory", "maxTimeout", "maxMemory", "confinement"}
+var limitFields = []string{"timeout", "memory", "maxTimeout", "maxMemory", "startTimeout", "confinement"}
 
 // serverFieldKind is the kind of the server field named key, if it is one.
 func serverFieldKind(key string) (fieldKind, bool) {

@@ -141,8 +141,6 @@ func keyPath(base, key string) string {
 	return base + "[" + quoteValue(key) + "]"
 }
 
-func serverPath(name string) string { return keyPath(keyServers, name) }
-
 // unknownField says an unknown field is wrong, with the likely fix.
 func unknownField(key string, known []string) string {
 	if s := suggest(key, known); s != "" {

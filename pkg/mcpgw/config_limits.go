@@ -13,12 +13,14 @@ import (
 	"github.com/run-js-server/run-js-server/pkg/worker"
 )
 
-// limits reads "limits" and returns the run defaults and maxima in force.
-func (p *configParser) limits(raw json.RawMessage) (wire.Limits, time.Duration, int64) {
+// limits reads "limits" and returns the run defaults and maxima in force,
+// and the default bound of a server's start.
+func (p *configParser) limits(raw json.RawMessage) (wire.Limits, time.Duration, int64, time.Duration) {
 	timeout, memory := wire.DefaultTimeout, int64(wire.DefaultMemory)
 	maxTimeout, maxMemory := time.Duration(wire.MaxTimeout), int64(wire.MaxMemory)
-	out := func() (wire.Limits, time.Duration, int64) {
-		return wire.Limits{TimeoutMs: timeout.Milliseconds(), MemoryBytes: memory}, maxTimeout, maxMemory
+	start := DefaultStartTimeout
+	out := func() (wire.Limits, time.Duration, int64, time.Duration) {
+		return wire.Limits{TimeoutMs: timeout.Milliseconds(), MemoryBytes: memory}, maxTimeout, maxMemory, start
 	}
 	if raw == nil || jsonKind(raw) == "null" {
 		return out()
@@ -48,6 +50,14 @@ func (p *configParser) limits(raw json.RawMessage) (wire.Limits, time.Duration, 
 			}
 		case "confinement":
 			p.limitConfinement(fw, m.val)
+		case "startTimeout":
+			s, ok := p.str(fw, m.val)
+			if !ok {
+				continue
+			}
+			if d := p.startTimeout(fw, s); d > 0 {
+				start = d
+			}
 		case "memory", "maxMemory":
 			n, ok := p.limitMemory(fw, m.val)
 			if !ok {
@@ -149,6 +159,21 @@ func (p *configParser) limitConfinement(where string, raw json.RawMessage) {
 		p.warn(where, `"off": workers run unconfined, as processes of the gateway's user; for debugging only`)
 	}
 	p.confinement = c
+}
+
+// startTimeout checks a start bound (limits.startTimeout or a server's
+// startTimeout); 0 on a problem.
+func (p *configParser) startTimeout(where, s string) time.Duration {
+	d, bad := parseDuration(s)
+	switch {
+	case bad != "":
+		p.problem(where, bad)
+	case d < MinStartTimeout || d > MaxStartTimeout:
+		p.problem(where, fmt.Sprintf("%s is out of range; allowed %s to %s (the default is %s)", d, MinStartTimeout, MaxStartTimeout, DefaultStartTimeout))
+	default:
+		return d
+	}
+	return 0
 }
 
 // parseDuration parses a Go duration, or says what is wrong with it.

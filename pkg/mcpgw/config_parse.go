@@ -22,8 +22,13 @@ type configParser struct {
 	err         *ConfigError
 	warnings    []string
 	lookup      func(string) (string, bool)
+	dir         string             // the config file's directory, absolute
+	serversKey  string             // "mcpServers", or VS Code's "servers": what paths in messages start with
 	confinement worker.Confinement // limits.confinement
 }
+
+// serverPath is the path of a server's entry in messages.
+func (p *configParser) serverPath(name string) string { return keyPath(p.serversKey, name) }
 
 func (p *configParser) problem(where, what string) {
 	if len(p.err.Problems) >= MaxConfigProblems {
@@ -74,8 +79,10 @@ func (p *configParser) syntax(data []byte, err error) {
 
 // The top-level keys we read; any other is the clients' and ignored.
 const (
-	keyServers = "mcpServers"
-	keyLimits  = "limits"
+	keyServers       = "mcpServers"
+	keyVSCodeServers = "servers" // VS Code's .vscode/mcp.json
+	keyVSCodeInputs  = "inputs"  // VS Code's prompts for ${input:...}
+	keyLimits        = "limits"
 )
 
 func (p *configParser) parse(path string, data []byte) *Config {
@@ -96,11 +103,17 @@ func (p *configParser) parse(path string, data []byte) *Config {
 		}
 		seen[m.key] = true
 		switch m.key {
-		case keyServers:
-			servers = m.val
+		case keyServers, keyVSCodeServers:
+			if servers != nil {
+				p.problem(where, fmt.Sprintf("the file has both %q and %q; keep one (VS Code reads %q, the other clients %q)", keyServers, keyVSCodeServers, keyVSCodeServers, keyServers))
+				continue
+			}
+			servers, p.serversKey = m.val, m.key
 			p.servers(cfg, servers)
+		case keyVSCodeInputs:
+			p.warn(where, "ignored; these are VS Code's prompts, and the gateway cannot prompt: a ${input:...} variable is an error")
 		case keyLimits:
-			cfg.Limits, cfg.MaxTimeout, cfg.MaxMemory = p.limits(m.val)
+			cfg.Limits, cfg.MaxTimeout, cfg.MaxMemory, cfg.StartTimeout = p.limits(m.val)
 			cfg.Confinement = p.confinement
 			limitsDone = true
 		default:
@@ -112,12 +125,12 @@ func (p *configParser) parse(path string, data []byte) *Config {
 		}
 	}
 	if !limitsDone {
-		cfg.Limits, cfg.MaxTimeout, cfg.MaxMemory = p.limits(nil)
+		cfg.Limits, cfg.MaxTimeout, cfg.MaxMemory, cfg.StartTimeout = p.limits(nil)
 	}
 	if servers == nil {
 		what := `missing; add "mcpServers": {"name": {"command": ...}}`
 		for _, m := range top {
-			if s := suggest(m.key, []string{keyServers}); s != "" || m.key == "servers" {
+			if s := suggest(m.key, []string{keyServers}); s != "" {
 				what = fmt.Sprintf("missing; the file has %s: rename it to %q", quoteValue(m.key), keyServers)
 				break
 			}
@@ -126,6 +139,11 @@ func (p *configParser) parse(path string, data []byte) *Config {
 		return nil
 	}
 	sort.Slice(cfg.Servers, func(i, j int) bool { return cfg.Servers[i].Name < cfg.Servers[j].Name })
+	for i := range cfg.Servers {
+		if cfg.Servers[i].StartTimeout == 0 {
+			cfg.Servers[i].StartTimeout = cfg.StartTimeout
+		}
+	}
 	cfg.Warnings = p.warnings
 	return cfg
 }
@@ -133,19 +151,19 @@ func (p *configParser) parse(path string, data []byte) *Config {
 // servers checks "mcpServers" and adds the good servers to cfg.
 func (p *configParser) servers(cfg *Config, servers json.RawMessage) {
 	if kind := jsonKind(servers); kind != "an object" {
-		p.problem(keyServers, fmt.Sprintf(`expected an object of servers by name, got %s; write {"name": {"command": ...}}`, kind))
+		p.problem(p.serversKey, fmt.Sprintf(`expected an object of servers by name, got %s; write {"name": {"command": ...}}`, kind))
 		return
 	}
 	members := jsonMembers(servers)
 	if len(members) > MaxConfigServers {
-		p.problem(keyServers, fmt.Sprintf("has %d servers; at most %d", len(members), MaxConfigServers))
+		p.problem(p.serversKey, fmt.Sprintf("has %d servers; at most %d", len(members), MaxConfigServers))
 		return
 	}
 	seen := map[string]bool{}
 	enabled := 0
 	for _, m := range members {
 		if seen[m.key] {
-			p.problem(serverPath(m.key), "server name appears twice; JSON keeps only the last, so the first would be lost silently; rename one")
+			p.problem(p.serverPath(m.key), "server name appears twice; JSON keeps only the last, so the first would be lost silently; rename one")
 			continue
 		}
 		seen[m.key] = true
@@ -160,9 +178,9 @@ func (p *configParser) servers(cfg *Config, servers json.RawMessage) {
 		cfg.tmpl[sc.Name] = tmpl
 	}
 	if len(members) == 0 {
-		p.warn(keyServers, "no servers; programs will have no tools to call")
+		p.warn(p.serversKey, "no servers; programs will have no tools to call")
 	} else if enabled == 0 && len(cfg.Servers) == len(members) {
-		p.warn(keyServers, "every server is disabled; programs will have no tools to call")
+		p.warn(p.serversKey, "every server is disabled; programs will have no tools to call")
 	}
 }
 
@@ -170,7 +188,8 @@ func (p *configParser) servers(cfg *Config, servers json.RawMessage) {
 type serverEntry struct {
 	has                             map[string]bool
 	typ, command, cwd, url, timeout string
-	args, allowTools                []string
+	envFile, startTimeout           string
+	args, allowTools, inheritEnv    []string
 	env, headers                    map[string]string
 	envKeys, headerKeys             []string // in file order
 	active, outstanding             int
@@ -179,14 +198,14 @@ type serverEntry struct {
 
 // serverTemplate is what Redacted shows of a server: its text as written.
 type serverTemplate struct {
-	command, cwd, url string
-	args              []string
+	command, cwd, url, envFile string
+	args                       []string
 }
 
 // server checks one server entry. ok is false if it had any problem.
 func (p *configParser) server(name string, raw json.RawMessage) (sc ServerConfig, tmpl serverTemplate, ok bool) {
 	before := len(p.err.Problems) + p.err.Omitted
-	where := serverPath(name)
+	where := p.serverPath(name)
 	p.serverName(where, name)
 	if kind := jsonKind(raw); kind != "an object" {
 		p.problem(where, fmt.Sprintf(`expected an object with "command" or "url", got %s`, kind))
@@ -199,8 +218,8 @@ func (p *configParser) server(name string, raw json.RawMessage) (sc ServerConfig
 	}
 
 	sc = ServerConfig{Name: name, Transport: tr, Disabled: e.disabled, Command: e.command, Args: e.args,
-		Env: e.env, Cwd: e.cwd, URL: e.url, Headers: e.headers}
-	tmpl = serverTemplate{command: e.command, cwd: e.cwd, url: e.url, args: e.args}
+		Env: e.env, Cwd: e.cwd, URL: e.url, Headers: e.headers, EnvFile: e.envFile, InheritEnv: e.inheritEnv}
+	tmpl = serverTemplate{command: e.command, cwd: e.cwd, url: e.url, args: e.args, envFile: e.envFile}
 	if e.disabled {
 		p.warn(where, `disabled ("disabled": true); skipped`)
 	} else {
@@ -212,6 +231,9 @@ func (p *configParser) server(name string, raw json.RawMessage) (sc ServerConfig
 	sc.Lane.MaxActive, sc.Lane.MaxOutstanding = p.lane(where+".lane", e)
 	if e.has["callTimeout"] {
 		sc.CallTimeout = p.callTimeout(where+".callTimeout", e.timeout)
+	}
+	if e.has["startTimeout"] {
+		sc.StartTimeout = p.startTimeout(where+".startTimeout", e.startTimeout)
 	}
 	return sc, tmpl, len(p.err.Problems)+p.err.Omitted == before
 }
@@ -365,6 +387,10 @@ func (p *configParser) field(e *serverEntry, where, key string, kind fieldKind, 
 			e.url = s
 		case "callTimeout":
 			e.timeout = s
+		case "startTimeout":
+			e.startTimeout = s
+		case "envFile":
+			e.envFile = s
 		}
 	case kindStringList:
 		list, ok := p.strList(where, val)
@@ -374,9 +400,12 @@ func (p *configParser) field(e *serverEntry, where, key string, kind fieldKind, 
 		if len(list) == 0 {
 			list = nil
 		}
-		if key == "args" {
+		switch key {
+		case "args":
 			e.args = list
-		} else {
+		case "inheritEnv":
+			e.inheritEnv = list
+		default:
 			e.allowTools = list
 		}
 	case kindStringMap:

@@ -16,27 +16,31 @@ type redactedConfig struct {
 }
 
 type redactedLimits struct {
-	Timeout    string `json:"timeout"`
-	Memory     int64  `json:"memory"`
-	MaxTimeout string `json:"maxTimeout"`
-	MaxMemory  int64  `json:"maxMemory"`
+	Timeout      string `json:"timeout"`
+	Memory       int64  `json:"memory"`
+	MaxTimeout   string `json:"maxTimeout"`
+	MaxMemory    int64  `json:"maxMemory"`
+	StartTimeout string `json:"startTimeout"`
 	// Confinement is the config's setting; a command-line flag may override it.
 	Confinement string `json:"confinement"`
 }
 
 type redactedServer struct {
-	Name        string            `json:"name"`
-	Transport   Transport         `json:"transport"`
-	Command     string            `json:"command,omitempty"`
-	Args        []string          `json:"args,omitempty"`
-	Env         map[string]string `json:"env,omitempty"`
-	Cwd         string            `json:"cwd,omitempty"`
-	URL         string            `json:"url,omitempty"`
-	Headers     map[string]string `json:"headers,omitempty"`
-	AllowTools  []string          `json:"allowTools,omitempty"` // absent: every tool
-	Lane        redactedLane      `json:"lane"`
-	CallTimeout string            `json:"callTimeout,omitempty"`
-	Disabled    bool              `json:"disabled,omitempty"`
+	Name         string            `json:"name"`
+	Transport    Transport         `json:"transport"`
+	Command      string            `json:"command,omitempty"`
+	Args         []string          `json:"args,omitempty"`
+	Env          map[string]string `json:"env,omitempty"`
+	Cwd          string            `json:"cwd,omitempty"`
+	EnvFile      string            `json:"envFile,omitempty"`
+	InheritEnv   []string          `json:"inheritEnv,omitempty"` // names only
+	URL          string            `json:"url,omitempty"`
+	Headers      map[string]string `json:"headers,omitempty"`
+	AllowTools   []string          `json:"allowTools,omitempty"` // absent: every tool
+	Lane         redactedLane      `json:"lane"`
+	CallTimeout  string            `json:"callTimeout,omitempty"`
+	StartTimeout string            `json:"startTimeout,omitempty"`
+	Disabled     bool              `json:"disabled,omitempty"`
 }
 
 type redactedLane struct {
@@ -61,7 +65,7 @@ func (c *Config) Redacted() any {
 		Path: c.Path,
 		Limits: redactedLimits{
 			Timeout: c.Limits.Timeout().String(), Memory: c.Limits.MemoryBytes,
-			MaxTimeout: c.MaxTimeout.String(), MaxMemory: c.MaxMemory,
+			MaxTimeout: c.MaxTimeout.String(), MaxMemory: c.MaxMemory, StartTimeout: c.StartTimeout.String(),
 			Confinement: c.Confinement.String(),
 		},
 		Servers:  make([]redactedServer, 0, len(c.Servers)),
@@ -74,7 +78,7 @@ func (c *Config) Redacted() any {
 		}
 		r := redactedServer{
 			Name: s.Name, Transport: s.Transport, Command: t.command, Cwd: t.cwd,
-			Args: redactArgs(t.args), Env: redactMap(s.Env), Headers: redactMap(s.Headers),
+			Args: redactArgs(t.args), Env: redactMap(s.Env), Headers: redactMap(s.Headers), EnvFile: t.envFile, InheritEnv: s.InheritEnv,
 			AllowTools: s.AllowTools, Lane: redactedLane{s.Lane.MaxActive, s.Lane.MaxOutstanding},
 			Disabled: s.Disabled,
 		}
@@ -83,6 +87,9 @@ func (c *Config) Redacted() any {
 		}
 		if s.CallTimeout > 0 {
 			r.CallTimeout = s.CallTimeout.String()
+		}
+		if s.StartTimeout > 0 && s.StartTimeout != c.StartTimeout {
+			r.StartTimeout = s.StartTimeout.String()
 		}
 		out.Servers = append(out.Servers, r)
 	}

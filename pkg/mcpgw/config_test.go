@@ -164,6 +164,14 @@ func TestConfigFixtures(t *testing.T) {
 			if cfg.Path != path {
 				t.Errorf("Path = %q, want %q", cfg.Path, path)
 			}
+			for i := range tt.want {
+				if tt.want[i].StartTimeout == 0 {
+					tt.want[i].StartTimeout = DefaultStartTimeout
+				}
+			}
+			for i := range cfg.Servers { // what the config keeps for itself is tested apart
+				cfg.Servers[i].secrets, cfg.Servers[i].envFileVars, cfg.Servers[i].inherited = nil, nil, nil
+			}
 			if !reflect.DeepEqual(cfg.Servers, tt.want) {
 				t.Errorf("servers differ")
 				for i := range max(len(cfg.Servers), len(tt.want)) {
@@ -252,7 +260,7 @@ func TestConfigErrors(t *testing.T) {
 		{"transport by hint", configServers(`"gh": {"command": "npx", "transport": "stdio"}`), nil, []string{
 			`test.json: mcpServers.gh.transport: unknown field; did you mean "type"?`}, 1},
 		{"unknown field far from any", configServers(`"gh": {"command": "npx", "colour": "red"}`), nil, []string{
-			`test.json: mcpServers.gh.colour: unknown field; remove it (the fields are type, command, args, env, cwd, url, headers, allowTools, lane, callTimeout, disabled)`}, 1},
+			`test.json: mcpServers.gh.colour: unknown field; remove it (the fields are type, command, args, env, cwd, envFile, inheritEnv, startTimeout, url, headers, allowTools, lane, callTimeout, disabled)`}, 1},
 		{"misspelt lane field", configServers(`"gh": {"command": "npx", "lane": {"maxActiv": 2}}`), nil, []string{
 			`test.json: mcpServers.gh.lane.maxActiv: unknown field; did you mean "maxActive"?`}, 1},
 		{"misspelt limits field", `{"mcpServers": {}, "limits": {"timout": "1s"}}`, nil, []string{
@@ -346,8 +354,10 @@ func TestConfigErrors(t *testing.T) {
 		// The file's shape.
 		{"no mcpServers", `{"globalShortcut": "Alt+Space"}`, nil, []string{
 			`test.json: mcpServers: missing; add "mcpServers": {"name": {"command": ...}}`}, 1},
-		{"VS Code's servers", `{"servers": {"a": {"command": "x"}}}`, nil, []string{
-			`test.json: mcpServers: missing; the file has "servers": rename it to "mcpServers"`}, 1},
+		{"VS Code's servers and mcpServers both", `{"servers": {"a": {"command": "x"}}, "mcpServers": {}}`, nil, []string{
+			`test.json: mcpServers: the file has both "mcpServers" and "servers"; keep one`}, 1},
+		{"VS Code's input variable", `{"servers": {"gh": {"type": "stdio", "command": "x", "env": {"T": "${input:gh_token}"}}}}`, nil, []string{
+			`test.json: servers.gh.env.T: ${input:gh_token} is a VS Code input, which the editor prompts for; the gateway cannot prompt: write ${GH_TOKEN} and set GH_TOKEN in the gateway's environment, or put it in an envFile`}, 1},
 		{"mcpServer", `{"mcpServer": {"a": {"command": "x"}}}`, nil, []string{
 			`test.json: mcpServers: missing; the file has "mcpServer": rename it to "mcpServers"`}, 1},
 		{"duplicate mcpServers", `{"mcpServers": {}, "mcpServers": {}}`, nil, []string{
@@ -356,8 +366,16 @@ func TestConfigErrors(t *testing.T) {
 			`test.json: mcpServers: has 1001 servers; at most 1000`}, 1},
 
 		// Other clients' fields.
-		{"envFile", configServers(`"a": {"command": "x", "envFile": ".env"}`), nil, []string{
-			`test.json: mcpServers.a.envFile: not supported: the server would start without those variables; put them in "env"`}, 1},
+		{"envFile missing", configServers(`"a": {"command": "x", "envFile": "no-such.env"}`), nil, []string{
+			`test.json: mcpServers.a.envFile: cannot read "no-such.env": no such file or directory`}, 1},
+		{"envFile on a remote server", configServers(`"a": {"url": "https://h/mcp", "envFile": ".env"}`), nil, []string{
+			`test.json: mcpServers.a.envFile: "envFile" does not belong on a remote server`}, 1},
+		{"startTimeout out of range", configServers(`"a": {"command": "x", "startTimeout": "500ms"}`), nil, []string{
+			`test.json: mcpServers.a.startTimeout: 500ms is out of range; allowed 1s to 10m0s (the default is 1m0s)`}, 1},
+		{"limits.startTimeout not a duration", `{"mcpServers": {}, "limits": {"startTimeout": "60"}}`, nil, []string{
+			`test.json: limits.startTimeout: "60" has no unit; write it like "60s"`}, 1},
+		{"inheritEnv name", configServers(`"a": {"command": "x", "inheritEnv": ["A=B"]}`), nil, []string{
+			`test.json: mcpServers.a.inheritEnv[0]: is not a variable's name`}, 1},
 		{"disabledTools", configServers(`"a": {"command": "x", "disabledTools": ["rm"]}`), nil, []string{
 			`test.json: mcpServers.a.disabledTools: not supported: ignoring it would expose the tools it hides; list the tools to expose in "allowTools"`}, 1},
 		{"serverUrl with url", configServers(`"a": {"url": "https://h/mcp", "serverUrl": "https://h/mcp"}`), nil, []string{
@@ -420,8 +438,6 @@ func TestConfigErrors(t *testing.T) {
 			`test.json: mcpServers.gh.headers.Authorization: ${TOKEN} is not set`}, 1},
 		{"unset variable in command", configServers(`"gh": {"command": "${BIN}"}`), nil, []string{
 			`test.json: mcpServers.gh.command: ${BIN} is not set`}, 1},
-		{"Cursor's workspaceFolder", configServers(`"gh": {"command": "node", "cwd": "${workspaceFolder}/tools"}`), nil, []string{
-			`test.json: mcpServers.gh.cwd: ${workspaceFolder} is an editor's variable the gateway does not have; write the path itself`}, 1},
 		{"unterminated", configServers(`"gh": {"command": "npx", "env": {"A": "x${A"}}`), nil, []string{
 			`test.json: mcpServers.gh.env.A: unterminated "${" at byte 1; close it with "}"`}, 1},
 
@@ -523,7 +539,7 @@ func TestConfigAccepts(t *testing.T) {
 			}
 		}},
 		{"nulls are absent", configServers(`"a": {"command": "x", "args": null, "env": null, "cwd": null, "type": null, "allowTools": null, "lane": null, "callTimeout": null, "disabled": null}`), nil, func(t *testing.T, c *Config) {
-			want := ServerConfig{Name: "a", Transport: TransportStdio, Command: "x", Lane: configDefaultLane}
+			want := ServerConfig{Name: "a", Transport: TransportStdio, Command: "x", Lane: configDefaultLane, StartTimeout: DefaultStartTimeout}
 			if !reflect.DeepEqual(c.Servers[0], want) {
 				t.Errorf("got %#v", c.Servers[0])
 			}
@@ -675,7 +691,7 @@ func TestConfigFieldHints(t *testing.T) {
 }
 
 func TestConfigExpand(t *testing.T) {
-	env := configEnv(map[string]string{"A": "alpha", "B": "beta", "EMPTY": "", "DOLLAR": "${A}"})
+	env := configEnv(map[string]string{"A": "alpha", "B": "beta", "EMPTY": "", "DOLLAR": "${A}", "HOME": "/home/u"})
 	tests := []struct {
 		name    string
 		in      string
@@ -709,11 +725,16 @@ func TestConfigExpand(t *testing.T) {
 		{"name with a digit first", "${1A}", "", "bad variable name"},
 		{"shell's dash without colon", "${A-x}", "", "bad variable name"},
 		{"nested default", "${NOPE:-${A}}", "", `"${" inside "${...}" at byte 0; a default is plain text`},
-		{"editor variable", "${userHome}/x", "", "${userHome} is an editor's variable the gateway does not have"},
+		{"userHome is HOME", "${userHome}/x", "/home/u/x", ""},
+		{"workspaceFolder", "${workspaceFolder}/data", "/proj/data", ""},
+		{"workspaceFolderBasename", "${workspaceFolderBasename}", "proj", ""},
+		{"pathSeparator", "a${pathSeparator}b${/}c", "a/b/c", ""},
+		{"VS Code input", "${input:github-token}", "", "${input:github-token} is a VS Code input, which the editor prompts for; the gateway cannot prompt: write ${GITHUB_TOKEN} and set GITHUB_TOKEN in the gateway's environment, or put it in an envFile"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, bad := expandVars(tt.in, env)
+			var secrets []string
+			got, bad := expandVars(tt.in, varSource{lookup: env, workspace: "/proj", secrets: &secrets})
 			if tt.wantErr != "" {
 				if !strings.Contains(bad, tt.wantErr) {
 					t.Errorf("expandVars(%q) problem %q, want it to hold %q", tt.in, bad, tt.wantErr)
@@ -811,6 +832,7 @@ func TestConfigRedacted(t *testing.T) {
     "memory": 67108864,
     "maxTimeout": "10m0s",
     "maxMemory": 2147483648,
+    "startTimeout": "1m0s",
     "confinement": "best-effort"
   },
   "servers": [
@@ -1263,4 +1285,62 @@ func FuzzParseConfig(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		configCheckParse(t, data)
 	})
+}
+
+// TestConfigVSCode: VS Code's .vscode/mcp.json loads as it is: "servers",
+// "type", ${workspaceFolder} (the folder holding .vscode), ${userHome},
+// envFile (loaded, its values secrets), and "inputs" ignored with a warning.
+func TestConfigVSCode(t *testing.T) {
+	path := filepath.Join("testdata", "config", "vscode", ".vscode", "mcp.json")
+	cfg, err := LoadConfig(path, configEnv(map[string]string{"HOME": "/home/alice"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, _ := filepath.Abs(filepath.Join("testdata", "config", "vscode"))
+	byName := map[string]ServerConfig{}
+	for _, s := range cfg.Servers {
+		byName[s.Name] = s
+	}
+	if m := byName["memory"]; m.Env["MEMORY_FILE_PATH"] != ws+"/memory.jsonl" || m.Command != "npx" {
+		t.Errorf("memory: %+v", m)
+	}
+	if g := byName["github"]; g.Transport != TransportHTTP {
+		t.Errorf("github: %+v", g)
+	}
+	l := byName["local"]
+	wantVars := map[string]string{"API_TOKEN": "vsc-fixture-token-0123456789", "QUOTED": "two words # not a comment",
+		"SINGLE": "$literal ${NOT_EXPANDED}", "PLAIN": "value"}
+	if l.Command != ws+"/tools/server" || l.Cwd != ws || l.EnvFile != ws+"/.env" || !reflect.DeepEqual(l.envFileVars, wantVars) ||
+		!reflect.DeepEqual(l.Args, []string{"--home", "/home/alice/.local"}) {
+		t.Errorf("local: %+v (envFile vars %q)", l, l.envFileVars)
+	}
+	if !reflect.DeepEqual(cfg.Warnings, []string{path + ": inputs: ignored; these are VS Code's prompts, and the gateway cannot prompt: a ${input:...} variable is an error"}) {
+		t.Errorf("warnings %q", cfg.Warnings)
+	}
+	if view := configRedactedJSON(t, cfg); strings.Contains(view, "vsc-fixture-token") || !strings.Contains(view, `"envFile": "${workspaceFolder}/.env"`) {
+		t.Errorf("view:\n%s", view)
+	}
+	if sc := newScrubber(l); sc.scrub("token vsc-fixture-token-0123456789 leaked") != "token "+redactedText+" leaked" {
+		t.Errorf("an envFile value is not a secret to the scrubber")
+	}
+}
+
+// TestEnvFileParse: the dotenv rules, and every bad line named by its
+// number without its value.
+func TestEnvFileParse(t *testing.T) {
+	vars, problems := parseEnvFile([]byte("\uFEFFA=1\n\n  # c\nexport B = two \nC=\"x\\ny\\\"z\" # c\nD='a b'\nE=\nA=last\nno equals\n=v\nF=\"open secret-value-1\nG='x' y\nH=\"a\" secret-value-2\n"))
+	want := map[string]string{"A": "last", "B": "two", "C": "x\ny\"z", "D": "a b", "E": ""}
+	if !reflect.DeepEqual(vars, want) {
+		t.Errorf("vars %q, want %q", vars, want)
+	}
+	var lines []int
+	for _, p := range problems {
+		lines = append(lines, p.line)
+		if strings.Contains(p.what, "secret-value") {
+			t.Errorf("line %d: the problem quotes the value: %s", p.line, p.what)
+		}
+	}
+	if !reflect.DeepEqual(lines, []int{9, 10, 11, 12, 13}) {
+		t.Errorf("problems on lines %v, want 9 to 13: %+v", lines, problems)
+	}
 }

@@ -6,18 +6,23 @@
 // downstream server.
 //
 // Ownership: a Gateway owns its downstream sessions and their processes
-// (stdio servers run in their own process groups and are stopped by Close),
-// one lane per server (package lanes) that bounds the calls in flight, the
-// programs agents started (stopped and reaped by Close), and a
-// worker.Launcher with spare workers. A call of a program reaches a server
-// only through Gateway.Call, which refuses (nothing sent) on an unknown or
-// unavailable server, invalid arguments or a full lane, and otherwise sends
-// it with the time left on the run's deadline. Each downstream server's
-// session is its downstream's (downstream.go): one connect at a time, shared
-// by concurrent callers; the goroutine awaitSessionEnd waits on each session
-// and marks the server unavailable when it ends. The running programs are
-// counted in the Gateway's runSlots, and those an MCP session started are
-// its scriptTable's.
+// (stdio servers run in their own process groups and are stopped by Close,
+// with a ladder), one lane per server (package lanes) that bounds the calls
+// in flight, the programs agents started (stopped and reaped by Close), and
+// a worker.Launcher with spare workers. A call of a program reaches a server
+// only through the admission a run is given (Gateway.admitter): on the run's
+// reader goroutine, in the order the worker sent the calls, it refuses
+// (nothing sent) a call to an unknown or unavailable server, with invalid
+// arguments or past a full lane, and otherwise takes the call's place in the
+// lane; the call then waits for its turn on its own goroutine and is sent
+// with the time left on the run's deadline. Each downstream server's session
+// is its downstream's (downstream.go): one start attempt at a time, run in
+// the background (connect.go) and shared by the calls that wait for it; the
+// goroutine awaitSessionEnd waits on each session, stops its process, marks
+// the server unavailable with what happened and starts the next attempt.
+// The agents' MCP servers are told when the tools change
+// (catalogwatch.go). The running programs are counted in the Gateway's
+// runSlots, and those an MCP session started are its scriptTable's.
 //
 // What the agent reads and writes: the six tools' arguments are checked
 // against the table their schemas are made from (toolargs.go); a TypeScript

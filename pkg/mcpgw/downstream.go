@@ -1,9 +1,10 @@
 package mcpgw
 
-// This file holds a downstream server's session life: connecting (concurrent
-// callers share one attempt), the backoff between reconnects, marking the
-// server unavailable when its session ends or breaks, scrubbing its secrets
-// from what is shown, and closing. The stdio process (stdio.go), the HTTP
+// This file holds a downstream server's session life: starting it in the
+// background within its bound (concurrent callers share one attempt),
+// reconnecting after a failure or a crash with bounded backoff, the state
+// server_info shows, the reasons that say what happened, and closing. The
+// stdio process (stdio.go) and its connection (stdioconn.go), the HTTP
 // transports (remote.go) and the tool listing (tools.go) sit beside it.
 
 import (
@@ -11,8 +12,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -23,12 +24,32 @@ import (
 
 // Limits of a downstream server's session, each with its reason.
 const (
-	// DefaultConnectTimeout bounds connecting, initializing and listing the
-	// tools of one server at start: a server slower than this is listed as
-	// unavailable and retried on a later call.
-	DefaultConnectTimeout = 15 * time.Second
-	// reconnectMin and reconnectMax bound the backoff between reconnect
-	// attempts made on behalf of calls.
+	// DefaultStartTimeout bounds one attempt to start a server: spawn (or
+	// reach it), initialize and list its tools. A first `npx -y` fetches
+	// the package (12.8 s seen on an empty cache, more with three at once);
+	// a minute covers that and a slow `uvx` or Docker pull, and the agent
+	// never waits for it (runs do, within their own deadline). Settable as
+	// limits.startTimeout and per server as startTimeout.
+	DefaultStartTimeout = 60 * time.Second
+	// MinStartTimeout and MaxStartTimeout bound startTimeout: below a second
+	// even a local server fails on a busy host; past ten minutes a server is
+	// not starting but stuck.
+	MinStartTimeout = time.Second
+	MaxStartTimeout = 10 * time.Minute
+	// maxAutoAttempts is how many failed starts in a row are retried
+	// without being asked (with backoff); after that a call to the server
+	// starts the next attempt, so a broken server is not respawned forever.
+	maxAutoAttempts = 5
+	// shortSession: a session that ends sooner than this after it started
+	// counts as a failed start, so a server that dies right after
+	// initialize backs off instead of being respawned in a loop.
+	shortSession = 10 * time.Second
+)
+
+// reconnectMin and reconnectMax bound the backoff between start attempts:
+// it doubles from reconnectMin per failure in a row. Mutable for testing
+// (a downstream reads them when it is made).
+var (
 	reconnectMin = time.Second
 	reconnectMax = time.Minute
 )
@@ -59,298 +80,468 @@ type ServerState string
 
 // Server states.
 const (
-	StateConnecting  ServerState = "connecting"
-	StateReady       ServerState = "ready"
+	// StateStarting: an attempt to start (or restart) it is under way.
+	StateStarting ServerState = "starting"
+	StateReady    ServerState = "ready"
+	// StateUnavailable: its last attempt failed or its session ended; the
+	// reason says why, and the next attempt is scheduled or waits for a call.
 	StateUnavailable ServerState = "unavailable"
 	StateDisabled    ServerState = "disabled"
 )
 
 // downstream is the gateway's client of one downstream MCP server. It owns
-// the session and, for stdio, the server's process. Safe for concurrent use.
+// the session and, for stdio, the server's process: the goroutine of an
+// attempt (attempt) makes them, awaitSessionEnd waits on them, close ends
+// them. Safe for concurrent use.
 type downstream struct {
 	cfg       ServerConfig
 	lane      *lanes.Lane
 	log       *slog.Logger
 	version   string
-	maxResult int // cap on one message from the server
+	lookupEnv func(string) (string, bool) // the gateway's environment (envpolicy.go)
+	sc        *scrubber
+	httpCap   int // the most one HTTP event or body may hold
 
-	onToolsChanged func()
+	backoffMin, backoffMax time.Duration // reconnectMin and reconnectMax when made
 
-	mu         sync.Mutex
-	state      ServerState
-	reason     string
-	session    *mcp.ClientSession
-	cmd        *serverProc
-	tools      []wire.Tool
-	missing    []string // allowTools names the server does not have
-	backoff    time.Duration
-	nextTry    time.Time
-	dialing    chan struct{}      // closed when the connect in progress ends
-	cancelConn context.CancelFunc // ends the current connection's context
-	closed     bool
-	sessions   int // connects that succeeded, for server_info
+	stderrLimit, strayLimit *logLimiter
+	strays                  atomic.Int64 // stray stdout lines skipped, for server_info
+
+	// onChange is told when the server's tools (tools true) or its state
+	// changed; the gateway rebuilds its catalog and run_js's description.
+	onChange func(tools bool)
+
+	mu            sync.Mutex
+	state         ServerState
+	reason        string // why it is not ready (the last failure); "" when ready
+	session       *mcp.ClientSession
+	proc          *serverProc
+	cancelConn    context.CancelFunc // ends the current connection's context
+	tools         []wire.Tool
+	missing       []string      // allowTools names the server does not have
+	listed        bool          // its tools were listed at least once
+	toolsGen      uint64        // counts changes of tools, for the gateway's catalog
+	attempt       chan struct{} // non-nil while an attempt runs; closed when it ends
+	cancelAttempt context.CancelFunc
+	attemptStart  time.Time
+	sessionStart  time.Time
+	attempts      int       // failed attempts in a row, with the one running
+	quickEnds     int       // sessions in a row that ended within shortSession
+	nextTry       time.Time // the next attempt, when one is scheduled or allowed
+	retry         *time.Timer
+	closed        bool
+	sessions      int // sessions that started, for server_info
+
+	work sync.WaitGroup // attempts running: close waits for them to stop what they started
 }
 
-// connect connects (or reconnects) and lists the tools. Concurrent callers
-// share one attempt. Its errors wrap ErrGatewayClosed or
-// ErrServerUnavailable, or are the context's (a caller that stopped waiting
-// for another's attempt).
-func (d *downstream) connect(ctx context.Context) error {
-	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
-		return ErrGatewayClosed
+// newDownstream makes a server's client; it does not start anything.
+func newDownstream(sc ServerConfig, lane *lanes.Lane, log *slog.Logger, version string, lookupEnv func(string) (string, bool), httpCap int) *downstream {
+	if sc.StartTimeout <= 0 {
+		sc.StartTimeout = DefaultStartTimeout
 	}
-	if d.state == StateReady {
-		d.mu.Unlock()
-		return nil
+	d := &downstream{cfg: sc, lane: lane, log: log, version: version, lookupEnv: lookupEnv, sc: newScrubber(sc), httpCap: httpCap,
+		backoffMin: reconnectMin, backoffMax: reconnectMax,
+		stderrLimit: newLogLimiter(stderrLinesPerSecond, stderrBurst), strayLimit: newLogLimiter(strayLinesPerSecond, strayBurst),
+		state: StateUnavailable, reason: "not started yet (the gateway starts it with Connect)"}
+	if sc.Disabled {
+		d.state, d.reason = StateDisabled, "disabled in the config"
 	}
-	if ch := d.dialing; ch != nil {
-		d.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		switch {
-		case d.closed:
-			return ErrGatewayClosed
-		case d.state != StateReady:
-			return &unavailableError{d.reason}
-		}
-		return nil
-	}
-	ch := make(chan struct{})
-	d.dialing = ch
-	d.state = StateConnecting
-	d.mu.Unlock()
-
-	session, cmd, cancelConn, tools, missing, err := d.dial(ctx)
-
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.dialing = nil
-	close(ch)
-	if err == nil && d.closed {
-		err = ErrGatewayClosed
-		session.Close()
-	}
-	if err != nil {
-		d.state, d.reason = StateUnavailable, d.scrub(err.Error())
-		d.backoff = min(max(2*d.backoff, reconnectMin), reconnectMax)
-		d.nextTry = time.Now().Add(d.backoff)
-		if errors.Is(err, ErrGatewayClosed) {
-			return ErrGatewayClosed
-		}
-		// The cause's text is scrubbed into the reason; the cause itself is
-		// dropped, since it may hold the server's secrets.
-		return &unavailableError{d.reason}
-	}
-	d.state, d.reason = StateReady, ""
-	d.session, d.cmd, d.tools, d.missing = session, cmd, tools, missing
-	d.cancelConn = cancelConn
-	d.backoff = 0
-	d.sessions++
-	if len(missing) > 0 {
-		d.log.Warn("allowTools names tools the server does not have", "server", d.cfg.Name, "tools", missing)
-	}
-	go d.awaitSessionEnd(session, cmd)
-	return nil
-}
-
-// awaitSessionEnd waits for a session to end, then marks the server
-// unavailable (a later call reconnects) and stops its stdio process.
-func (d *downstream) awaitSessionEnd(session *mcp.ClientSession, cmd *serverProc) {
-	err := session.Wait()
-	d.mu.Lock()
-	if d.session == session && d.cancelConn != nil {
-		d.cancelConn()
-	}
-	closed := d.closed
-	if d.session == session {
-		d.session = nil
-		if !d.closed {
-			why := "the connection closed"
-			if err != nil {
-				why += ": " + d.scrub(err.Error())
-			}
-			d.state, d.reason = StateUnavailable, why
-			d.nextTry = time.Now() // a later call reconnects at once
-		}
-	}
-	d.mu.Unlock()
-	if cmd != nil {
-		cmd.stop()
-	}
-	if !closed {
-		d.log.Warn("downstream session ended", "server", d.cfg.Name, "err", d.scrubErr(err))
-	}
+	return d
 }
 
 // scrub takes the server's secrets out of a text before it is logged or
-// shown: header and env values, and the URL's credentials and query.
-func (d *downstream) scrub(s string) string {
-	if d.cfg.URL != "" {
-		s = strings.ReplaceAll(s, d.cfg.URL, redactURL(d.cfg.URL))
+// shown.
+func (d *downstream) scrub(s string) string { return d.sc.scrub(s) }
+
+func (d *downstream) countStray() { d.strays.Add(1) }
+
+func (d *downstream) changed(tools bool) {
+	if d.onChange != nil {
+		d.onChange(tools)
 	}
-	for _, m := range []map[string]string{d.cfg.Headers, d.cfg.Env} {
-		for _, v := range m {
-			if len(v) >= 4 { // shorter values would blank out ordinary words
-				s = strings.ReplaceAll(s, v, redactedText)
-			}
+}
+
+// start begins an attempt in the background unless one is running, the
+// server is ready, disabled, or the gateway closed. It never blocks.
+func (d *downstream) start() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed || d.state == StateDisabled || d.state == StateReady || d.attempt != nil {
+		return
+	}
+	d.beginLocked()
+}
+
+// beginLocked starts an attempt; d.mu is held.
+func (d *downstream) beginLocked() {
+	if d.retry != nil {
+		d.retry.Stop()
+		d.retry = nil
+	}
+	ch := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	d.attempt, d.cancelAttempt = ch, cancel
+	if d.state != StateUnavailable || !d.listed && d.attempts == 0 {
+		d.reason = "" // a first start has no reason yet; a restart keeps why it restarts
+	}
+	d.state = StateStarting
+	d.attemptStart = time.Now()
+	d.attempts++
+	d.work.Add(1)
+	go d.run(ctx, ch)
+	go d.changed(false)
+}
+
+// run is one attempt: dial, then record what came of it. ch is closed as
+// soon as the state says how it went, before what failed is stopped.
+func (d *downstream) run(ctx context.Context, ch chan struct{}) {
+	defer d.work.Done()
+	session, proc, cancelConn, tools, missing, err := d.dial(ctx)
+	d.mu.Lock()
+	d.attempt, d.cancelAttempt = nil, nil
+	if err == nil && d.closed {
+		err = ErrGatewayClosed
+	}
+	if err != nil {
+		closed := d.closed
+		if !closed {
+			d.state, d.reason = StateUnavailable, err.Error()
+			d.scheduleLocked(d.attempts)
 		}
+		attempts, next := d.attempts, d.nextTry
+		d.mu.Unlock()
+		close(ch)
+		if session != nil {
+			_ = session.Close()
+		}
+		if cancelConn != nil {
+			cancelConn()
+		}
+		if proc != nil {
+			_ = proc.stop()
+		}
+		if !closed {
+			d.log.Warn(fmt.Sprintf("server %s is unavailable: %s", d.cfg.Name, err.Error()), "server", d.cfg.Name, "attempts", attempts, "nextTry", nextTryText(next))
+			d.changed(false)
+		}
+		return
 	}
-	return s
+	d.state, d.reason = StateReady, ""
+	d.session, d.proc, d.cancelConn = session, proc, cancelConn
+	d.tools, d.missing, d.listed = tools, missing, true
+	d.toolsGen++
+	d.attempts = 0
+	d.sessions++
+	d.sessionStart = time.Now()
+	d.nextTry = time.Time{}
+	d.mu.Unlock()
+	close(ch)
+	if len(missing) > 0 {
+		d.log.Warn("allowTools names tools the server does not have", "server", d.cfg.Name, "tools", missing)
+	}
+	d.log.Info(fmt.Sprintf("server %s is ready with %d tools", d.cfg.Name, len(tools)), "server", d.cfg.Name)
+	go d.awaitSessionEnd(session, proc)
+	d.changed(true)
 }
 
-func (d *downstream) scrubErr(err error) string {
-	if err == nil {
-		return ""
+// scheduleLocked sets the next attempt after the failures-th failure in a
+// row: backoff doubling from reconnectMin to reconnectMax; made by itself
+// while fewer than maxAutoAttempts failed, else by the next call.
+func (d *downstream) scheduleLocked(failures int) {
+	backoff := d.backoffMin
+	for i := 1; i < failures && backoff < d.backoffMax; i++ {
+		backoff *= 2
 	}
-	return d.scrub(err.Error())
+	backoff = min(backoff, d.backoffMax)
+	d.nextTry = time.Now().Add(backoff)
+	if failures < maxAutoAttempts {
+		d.armLocked(backoff)
+	}
 }
 
-// broken marks a session whose connection failed, so the next call
-// reconnects instead of using it (awaitSessionEnd will say the same soon).
+func (d *downstream) armLocked(after time.Duration) {
+	if d.retry != nil {
+		d.retry.Stop()
+	}
+	d.retry = time.AfterFunc(after, d.start)
+}
+
+// poke asks for an attempt on behalf of a refused call: at once if the
+// backoff has passed, else at its end. It never blocks.
+func (d *downstream) poke() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed || d.state != StateUnavailable || d.attempt != nil {
+		return
+	}
+	if wait := time.Until(d.nextTry); wait > 0 {
+		if d.retry == nil {
+			d.armLocked(wait)
+		}
+		return
+	}
+	d.beginLocked()
+}
+
+// awaitSessionEnd waits for a session to end, stops its process (with the
+// ladder), marks the server unavailable with what happened, and starts a
+// new attempt: at once after a session that lived, with backoff after one
+// that died young.
+func (d *downstream) awaitSessionEnd(session *mcp.ClientSession, proc *serverProc) {
+	err := session.Wait()
+	why := "its connection closed"
+	if proc != nil {
+		if stopErr := proc.stop(); stopErr != nil {
+			d.log.Error(stopErr.Error(), "server", d.cfg.Name)
+		}
+		why = "its process " + proc.ended()
+	} else if err != nil {
+		why += ": " + err.Error()
+	}
+	why = d.scrub(why)
+	d.mu.Lock()
+	if d.session != session {
+		d.mu.Unlock()
+		return
+	}
+	if d.cancelConn != nil {
+		d.cancelConn()
+	}
+	d.session, d.proc, d.cancelConn = nil, nil, nil
+	if d.closed || d.attempt != nil { // closing, or a call has started the next attempt already
+		d.mu.Unlock()
+		return
+	}
+	d.state, d.reason = StateUnavailable, why
+	if time.Since(d.sessionStart) >= shortSession {
+		d.quickEnds = 0
+	} else {
+		d.quickEnds++
+	}
+	if d.quickEnds <= 1 {
+		d.beginLocked() // a crash is restarted at once; a crash loop backs off
+	} else {
+		d.scheduleLocked(d.quickEnds - 1)
+	}
+	d.mu.Unlock()
+	d.log.Warn(fmt.Sprintf("server %s: session ended: %s", d.cfg.Name, why), "server", d.cfg.Name)
+	d.changed(false)
+}
+
+// broken marks a session whose connection failed during a call and closes
+// it, so awaitSessionEnd reconnects; a call after it waits for that attempt
+// instead of using the dead session.
 func (d *downstream) broken(session *mcp.ClientSession, err error) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.session == session && !d.closed {
-		d.session = nil
+	mine := d.session == session && !d.closed
+	if mine && d.state == StateReady {
 		d.state, d.reason = StateUnavailable, "the connection broke: "+d.scrub(err.Error())
-		d.nextTry = time.Now()
 	}
-}
-
-// dial makes one connection attempt. The connection lives on a context of
-// its own, not the caller's: the SSE transport keeps its event stream on the
-// context it connected with, so a context that ends with the attempt would
-// end the session with it. DefaultConnectTimeout bounds the attempt by
-// cancelling that context, and cancel ends the connection later.
-func (d *downstream) dial(ctx context.Context) (session *mcp.ClientSession, cmd *serverProc, cancel context.CancelFunc, tools []wire.Tool, missing []string, err error) {
-	connCtx, cancelConn := context.WithCancel(context.WithoutCancel(ctx))
-	stopParent := context.AfterFunc(ctx, cancelConn)
-	timer := time.AfterFunc(DefaultConnectTimeout, cancelConn)
-	defer func() {
-		timedOut := !timer.Stop()
-		stopParent()
-		if err == nil && (timedOut || connCtx.Err() != nil) {
-			session.Close()
-			err = fmt.Errorf("no answer within %s", DefaultConnectTimeout)
-		}
-		if err != nil {
-			cancelConn()
-			if cmd != nil {
-				cmd.stop()
-			}
-			session, cmd, cancel = nil, nil, nil
-		}
-	}()
-	client := mcp.NewClient(&mcp.Implementation{Name: "run-js-server", Version: d.version}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { go d.refreshTools() },
-	})
-	switch d.cfg.Transport {
-	case TransportStdio:
-		var t mcp.Transport
-		t, cmd, err = d.startStdio()
-		if err != nil {
-			return
-		}
-		session, err = client.Connect(connCtx, t, nil)
-		if err != nil {
-			err = fmt.Errorf("initialize %s: %w", d.cfg.Command, err)
-		}
-	case TransportHTTP:
-		session, err = client.Connect(connCtx, d.streamable(), nil)
-	case TransportSSE:
-		session, err = client.Connect(connCtx, d.sse(), nil)
-	default: // auto: Streamable HTTP first; an old server fails its POST of initialize
-		session, err = client.Connect(connCtx, d.streamable(), nil)
-		if err != nil {
-			var err2 error
-			session, err2 = client.Connect(connCtx, d.sse(), nil)
-			if err2 != nil {
-				err = fmt.Errorf("Streamable HTTP: %v; legacy SSE: %v", err, err2)
-			} else {
-				err = nil
-			}
-		}
-	}
-	if err != nil {
-		return
-	}
-	tools, missing, err = d.listTools(connCtx, session)
-	if err != nil {
-		session.Close()
-		return
-	}
-	return session, cmd, cancelConn, tools, missing, nil
-}
-
-// ready returns the session, reconnecting first when the server is
-// unavailable and its backoff has passed. Its errors wrap ErrServerDisabled,
-// ErrGatewayClosed or ErrServerUnavailable, or are the context's.
-func (d *downstream) ready(ctx context.Context) (*mcp.ClientSession, error) {
-	d.mu.Lock()
-	s, state, reason, next := d.session, d.state, d.reason, d.nextTry
 	d.mu.Unlock()
-	if state == StateReady && s != nil {
-		return s, nil
+	if mine {
+		go session.Close()
 	}
-	if state == StateDisabled {
-		return nil, ErrServerDisabled
+}
+
+// admit is the check of a call's admission, which must not block: nil when
+// the server is ready or starting (the call then waits in ready); for an
+// unavailable server an attempt is asked for (poke), and the call is
+// refused with the reason unless that attempt starts at once.
+func (d *downstream) admit() error {
+	d.mu.Lock()
+	state, closed := d.state, d.closed
+	d.mu.Unlock()
+	switch {
+	case closed:
+		return ErrGatewayClosed
+	case state == StateDisabled:
+		return ErrServerDisabled
+	case state == StateReady || state == StateStarting:
+		return nil
 	}
-	if time.Now().Before(next) {
-		return nil, &unavailableError{fmt.Sprintf("%s (next reconnect attempt in %s)", reason, time.Until(next).Round(time.Second))}
+	d.poke()
+	d.mu.Lock()
+	started := d.state == StateStarting // the backoff had passed: the call waits for this attempt
+	d.mu.Unlock()
+	if started {
+		return nil
 	}
-	if err := d.connect(ctx); err != nil {
-		return nil, err
-	}
+	return d.unavailable()
+}
+
+// unavailable is the refusal for a server that is not ready: its reason
+// and when it is tried next.
+func (d *downstream) unavailable() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.session == nil {
-		return nil, &unavailableError{d.reason}
+	switch {
+	case d.closed:
+		return ErrGatewayClosed
+	case d.state == StateDisabled:
+		return ErrServerDisabled
+	case d.state == StateStarting:
+		what := fmt.Sprintf("still starting after %s (it may take up to %s)", time.Since(d.attemptStart).Round(100*time.Millisecond), d.cfg.StartTimeout)
+		if d.reason != "" && d.attempts > 1 {
+			what += "; the attempt before failed: " + d.reason
+		}
+		return &unavailableError{what}
 	}
-	return d.session, nil
+	what := d.reasonLocked()
+	switch {
+	case d.attempt != nil:
+		what += "; a new attempt is under way"
+	case d.retry != nil || time.Now().Before(d.nextTry):
+		what += fmt.Sprintf("; next attempt in %s", time.Until(d.nextTry).Round(100*time.Millisecond))
+	default:
+		what += "; a new attempt starts now"
+	}
+	return &unavailableError{what}
 }
 
-// close ends the session and stops a stdio server.
+func (d *downstream) reasonLocked() string {
+	if d.reason == "" {
+		return "no reason known"
+	}
+	return d.reason
+}
+
+// ready returns the session, waiting (within ctx) for an attempt under way.
+// Its errors wrap ErrServerDisabled, ErrGatewayClosed or
+// ErrServerUnavailable (with the reason).
+func (d *downstream) ready(ctx context.Context) (*mcp.ClientSession, error) {
+	for {
+		d.mu.Lock()
+		s, state, ch, closed := d.session, d.state, d.attempt, d.closed
+		d.mu.Unlock()
+		switch {
+		case closed:
+			return nil, ErrGatewayClosed
+		case state == StateDisabled:
+			return nil, ErrServerDisabled
+		case state == StateReady && s != nil:
+			return s, nil
+		}
+		if ch == nil {
+			d.poke() // at once if the backoff allows: then wait for it
+			d.mu.Lock()
+			ch = d.attempt
+			d.mu.Unlock()
+			if ch == nil {
+				return nil, d.unavailable()
+			}
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, d.unavailable()
+		}
+	}
+}
+
+// firstAttempt is closed when the server's first attempt ends: what a run
+// waits for before it takes the catalog. It is nil when there is nothing to
+// wait for: the server has listed its tools, or its first attempt is over
+// (a retry of a server that failed is not waited for, or every run would
+// wait on a broken server).
+func (d *downstream) firstAttempt() <-chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.listed || d.attempt == nil || d.attempts != 1 {
+		return nil
+	}
+	return d.attempt
+}
+
+// close ends the session, stops a stdio server (the ladder) and any attempt
+// under way, and closes the lane. It returns when all of that is done.
 func (d *downstream) close() {
 	d.mu.Lock()
 	d.closed = true
-	s, cmd, cancel := d.session, d.cmd, d.cancelConn
-	d.session = nil
+	s, proc, cancel, ch, cancelAttempt := d.session, d.proc, d.cancelConn, d.attempt, d.cancelAttempt
+	d.session, d.proc = nil, nil
+	if d.retry != nil {
+		d.retry.Stop()
+		d.retry = nil
+	}
 	d.mu.Unlock()
+	if cancelAttempt != nil {
+		cancelAttempt()
+	}
 	if s != nil {
 		_ = s.Close()
 	}
 	if cancel != nil {
 		cancel()
 	}
-	if cmd != nil {
-		cmd.stop()
+	if proc != nil {
+		if err := proc.stop(); err != nil {
+			d.log.Error(err.Error(), "server", d.cfg.Name)
+		}
 	}
+	if ch != nil {
+		<-ch
+	}
+	d.work.Wait() // an attempt stops what it started
 	d.lane.Close()
+}
+
+// nextTryText says when the next attempt is, for logs.
+func nextTryText(t time.Time) string {
+	if t.IsZero() {
+		return "on the next call"
+	}
+	return "in " + time.Until(t).Round(100*time.Millisecond).String()
 }
 
 // snapshot is a server's state for server_info.
 func (d *downstream) snapshot() ServerInfo {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return ServerInfo{
+	in := ServerInfo{
 		Name: d.cfg.Name, Transport: string(d.cfg.Transport), State: d.state, Reason: d.reason,
+		StartTimeoutMs: d.cfg.StartTimeout.Milliseconds(), Sessions: d.sessions, SkippedLines: d.strays.Load(),
 		Tools: len(d.tools), MissingAllowTools: d.missing, Lane: d.lane.Snapshot(),
 	}
+	if d.state == StateReady {
+		in.Reason = ""
+		if d.proc != nil {
+			in.PID = d.proc.pid
+		}
+	}
+	if d.state == StateStarting {
+		in.StartingMs = max(time.Since(d.attemptStart).Milliseconds(), 1)
+		in.Attempts = d.attempts
+	}
+	if d.state == StateUnavailable {
+		in.Attempts = d.attempts
+		if d.retry != nil || time.Now().Before(d.nextTry) {
+			ms := max(time.Until(d.nextTry).Milliseconds(), 0)
+			in.NextTryInMs = &ms
+		}
+	}
+	return in
 }
 
 // ServerInfo is one downstream server in server_info.
 type ServerInfo struct {
-	Name              string         `json:"name"`
-	Transport         string         `json:"transport"`
-	State             ServerState    `json:"state"`
-	Reason            string         `json:"reason,omitempty"`
+	Name      string      `json:"name"`
+	Transport string      `json:"transport"`
+	State     ServerState `json:"state"`
+	// Reason says why it is not ready: the last failure, kept while a new
+	// attempt is under way.
+	Reason string `json:"reason,omitempty"`
+	// StartingMs is how long the attempt under way has taken so far.
+	StartingMs     int64 `json:"startingMs,omitempty"`
+	StartTimeoutMs int64 `json:"startTimeoutMs"`
+	// Attempts counts the failed attempts in a row, with the one under way.
+	Attempts int `json:"attempts,omitempty"`
+	// NextTryInMs is when the next attempt starts by itself; absent for an
+	// unavailable server, the next call to it starts one.
+	NextTryInMs       *int64         `json:"nextTryInMs,omitempty"`
+	PID               int            `json:"pid,omitempty"`
+	Sessions          int            `json:"sessions"`
+	SkippedLines      int64          `json:"skippedStdoutLines,omitempty"`
 	Tools             int            `json:"tools"`
 	MissingAllowTools []string       `json:"missingAllowTools,omitempty"`
 	Lane              lanes.Snapshot `json:"lane"`

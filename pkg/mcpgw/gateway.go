@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"slices"
 	"sort"
 	"sync"
@@ -34,6 +35,9 @@ type Options struct {
 	Version string
 	Log     *slog.Logger  // nil: discard
 	Worker  worker.Config // how workers start, and how many spares to keep (0: none)
+	// LookupEnv reads the gateway's environment for what stdio servers
+	// inherit (envpolicy.go); nil: os.LookupEnv.
+	LookupEnv func(string) (string, bool)
 }
 
 // Gateway connects to the downstream servers of a Config, keeps their
@@ -54,6 +58,9 @@ type Gateway struct {
 	validator *argsValidator
 	problems  []schemaProblem
 	stale     bool
+	gens      []uint64 // each server's toolsGen when the catalog was built
+
+	watch catalogWatch // the MCP servers told when the catalog changes (catalogwatch.go)
 }
 
 // New builds a Gateway and starts its spare workers. It does not connect:
@@ -62,23 +69,29 @@ func New(cfg *Config, opts Options) (*Gateway, error) {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
+	if opts.LookupEnv == nil {
+		opts.LookupEnv = os.LookupEnv
+	}
 	l, err := worker.NewLauncher(opts.Worker)
 	if err != nil {
 		return nil, err
 	}
 	g := &Gateway{cfg: cfg, opts: opts, log: opts.Log, launcher: l, servers: map[string]*downstream{}, stale: true, slots: runSlots{max: MaxRunningPrograms}}
-	maxResult := int(max(cfg.MaxMemory, cfg.Limits.MemoryBytes)/wire.ResultMemoryShare) + 1<<20
+	// HTTP transports read whole events before the gateway sees whose they
+	// are: their cap is the largest result any run may receive. (A stdio
+	// server's answers are bounded per call: stdioconn.go.)
+	httpCap := int(max(cfg.MaxMemory, cfg.Limits.MemoryBytes)/wire.ResultMemoryShare) + resultLineSlack
 	for _, sc := range cfg.Servers {
 		lane, err := lanes.New(sc.Name, lanes.Config{MaxActive: sc.Lane.MaxActive, MaxOutstanding: sc.Lane.MaxOutstanding})
 		if err != nil {
 			l.Close()
 			return nil, fmt.Errorf("%w: server %s: %v", ErrConfig, sc.Name, err)
 		}
-		d := &downstream{cfg: sc, lane: lane, log: g.log, version: opts.Version, maxResult: maxResult, state: StateConnecting}
-		d.onToolsChanged = g.invalidate
-		if sc.Disabled {
-			d.state, d.reason = StateDisabled, "disabled in the config"
+		if sc.StartTimeout <= 0 {
+			sc.StartTimeout = cfg.StartTimeout
 		}
+		d := newDownstream(sc, lane, g.log, opts.Version, opts.LookupEnv, httpCap)
+		d.onChange = g.serverChanged
 		g.servers[sc.Name] = d
 		g.order = append(g.order, sc.Name)
 	}
@@ -86,25 +99,53 @@ func New(cfg *Config, opts Options) (*Gateway, error) {
 	return g, nil
 }
 
-// Connect connects to every enabled server concurrently, each bounded by
-// DefaultConnectTimeout. A server that fails is left unavailable with its
-// reason; calls to it reconnect later. Connect returns when all attempts end.
-func (g *Gateway) Connect(ctx context.Context) {
-	var wg sync.WaitGroup
-	for _, d := range g.servers {
-		if d.state == StateDisabled {
+// Connect starts every enabled server in the background, each within its
+// own startTimeout, and returns at once: the agent is never kept waiting on a
+// downstream. A server that fails is unavailable with its reason and is
+// tried again with backoff (downstream.go). Runs wait for servers still in
+// their first attempt (Start); Settle waits for all of them.
+func (g *Gateway) Connect(context.Context) {
+	for _, name := range g.order {
+		g.servers[name].start()
+	}
+}
+
+// Settle waits until no server is in its first attempt (each is ready or
+// has failed once), or ctx ends. For commands that print what the servers
+// have, like tools.
+func (g *Gateway) Settle(ctx context.Context) {
+	for _, name := range g.order {
+		if ch := g.servers[name].firstAttempt(); ch != nil {
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+// awaitFirstStarts waits, at most limit, for the servers still in their
+// first attempt (their tools are not in the catalog yet), and says how long
+// it waited. Each attempt is bounded by its server's startTimeout.
+func (g *Gateway) awaitFirstStarts(ctx context.Context, limit time.Duration) time.Duration {
+	start := time.Now()
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	for _, name := range g.order {
+		ch := g.servers[name].firstAttempt()
+		if ch == nil {
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := d.connect(ctx); err != nil {
-				g.log.Warn("downstream unavailable", "server", d.cfg.Name, "err", err)
-			}
-		}()
+		select {
+		case <-ch:
+		case <-timer.C:
+			return time.Since(start)
+		case <-ctx.Done():
+			return time.Since(start)
+		}
 	}
-	wg.Wait()
-	g.invalidate()
+	return time.Since(start)
 }
 
 // ProbeConfinement has one worker report how it confined itself (a run of
@@ -148,6 +189,16 @@ func (g *Gateway) invalidate() {
 	g.mu.Unlock()
 }
 
+// serverChanged is told by a server that its tools (tools true) or its
+// state changed: the catalog is rebuilt when next read, and the agents'
+// MCP servers are told if run_js's description changed.
+func (g *Gateway) serverChanged(tools bool) {
+	if tools {
+		g.invalidate()
+	}
+	g.watch.changed(g)
+}
+
 // Catalog returns the authorized tools of every ready server, in the order
 // of their servers' names.
 func (g *Gateway) Catalog() []wire.Tool {
@@ -160,15 +211,26 @@ func (g *Gateway) Catalog() []wire.Tool {
 func (g *Gateway) catalogState() ([]wire.Tool, *argsValidator, []schemaProblem) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.stale {
+	// A server's tools count as changed from the moment it has them (its
+	// generation), not from when it tells us: a run that waited for a
+	// server must see its tools.
+	gens := make([]uint64, len(g.order))
+	for i, name := range g.order {
+		d := g.servers[name]
+		d.mu.Lock()
+		gens[i] = d.toolsGen
+		d.mu.Unlock()
+	}
+	if g.stale || !slices.Equal(gens, g.gens) {
 		var all []wire.Tool
-		for _, name := range g.order {
+		for i, name := range g.order {
 			d := g.servers[name]
 			d.mu.Lock()
 			all = append(all, d.tools...)
+			gens[i] = d.toolsGen
 			d.mu.Unlock()
 		}
-		g.catalog = all
+		g.catalog, g.gens = all, gens
 		g.validator, g.problems = newArgsValidator(all)
 		for _, p := range g.problems {
 			g.log.Warn("tool callable without argument validation", "server", p.Server, "tool", p.Tool, "reason", p.Reason)
@@ -178,51 +240,103 @@ func (g *Gateway) catalogState() ([]wire.Tool, *argsValidator, []schemaProblem) 
 	return g.catalog, g.validator, g.problems
 }
 
-// Call performs one call of a program: the server must be ready (or
-// reconnect), the arguments valid against the tool's schema, the lane not
-// full; then the call goes out with the time left. Refusals are safe to
-// retry; failures may have taken effect.
+// Call performs one call of a program in one step: Admit, then its
+// Perform. A run's calls go through Admit (Start sets it), which keeps
+// their order; Call is for callers with one call at a time.
 func (g *Gateway) Call(ctx context.Context, c worker.Call) worker.Outcome {
-	d := g.servers[c.Server]
-	_, validator, _ := g.catalogState()
-	if d == nil {
-		return worker.Refuse(wire.CodeUnknownServer, fmt.Sprintf("tools.%s: no such server", c.Server))
+	a := g.admitter(0)(ctx, c)
+	if a.Perform == nil {
+		return a.Outcome
 	}
-	session, err := d.ready(ctx)
-	if err != nil {
-		return worker.Refuse(CodeServerUnavailable, fmt.Sprintf("tools.%s.%s: server %s is unavailable: %v; nothing was sent", c.Server, c.Tool, c.Server, err))
+	return a.Perform(ctx)
+}
+
+// admitter is the worker.AdmitFunc of a run whose program may receive at
+// most resultCap bytes of a result (0: no cap of its own). Admission never
+// blocks and runs in the order the worker sent the calls: the server must be
+// configured, enabled and ready or starting (an unavailable one is refused
+// with its reason, and asked to start again), the arguments valid against
+// the tool's schema, and the server's lane not full; then the call has its
+// place in the lane, and Perform waits for its turn (and for a server still
+// starting) and sends it with the time left. Refusals are safe to retry;
+// failures may have taken effect.
+func (g *Gateway) admitter(resultCap int64) worker.AdmitFunc {
+	return func(ctx context.Context, c worker.Call) worker.Admission {
+		refuse := func(code, msg string) worker.Admission {
+			return worker.Admission{Outcome: worker.Refuse(code, msg)}
+		}
+		name := fmt.Sprintf("tools.%s.%s", c.Server, c.Tool)
+		d := g.servers[c.Server]
+		if d == nil {
+			return refuse(wire.CodeUnknownServer, fmt.Sprintf("tools.%s: no such server", c.Server))
+		}
+		if err := d.admit(); err != nil {
+			return refuse(CodeServerUnavailable, fmt.Sprintf("%s: server %s is unavailable: %v; nothing was sent", name, c.Server, err))
+		}
+		_, validator, _ := g.catalogState()
+		if err := validator.Validate(c.Server, c.Tool, c.Args); err != nil {
+			return refuse(wire.CodeInvalidArguments, fmt.Sprintf("%s: invalid arguments; nothing was sent:\n%v", name, err))
+		}
+		ticket, err := d.lane.Enter(ctx)
+		if err != nil {
+			return worker.Admission{Outcome: g.laneRefusal(d, c, err, 0)}
+		}
+		return worker.Admission{Perform: func(ctx context.Context) worker.Outcome {
+			return g.perform(ctx, d, ticket, c, resultCap)
+		}}
 	}
-	if err := validator.Validate(c.Server, c.Tool, c.Args); err != nil {
-		return worker.Refuse(wire.CodeInvalidArguments, fmt.Sprintf("tools.%s.%s: invalid arguments; nothing was sent:\n%v", c.Server, c.Tool, err))
-	}
+}
+
+// perform waits for the call's turn in its lane, for its server to be ready
+// (a start under way is waited for, within ctx), and sends it.
+func (g *Gateway) perform(ctx context.Context, d *downstream, ticket *lanes.Ticket, c worker.Call, resultCap int64) worker.Outcome {
 	var out worker.Outcome
-	stats, err := d.lane.Do(ctx, func(ctx context.Context) error {
+	stats, err := ticket.Do(ctx, func(ctx context.Context) error {
+		session, err := d.ready(ctx)
+		if err != nil {
+			out = worker.Refuse(CodeServerUnavailable, fmt.Sprintf("tools.%s.%s: server %s is unavailable: %v; nothing was sent", c.Server, c.Tool, c.Server, err))
+			return nil
+		}
 		if d.cfg.CallTimeout > 0 {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, d.cfg.CallTimeout)
 			defer cancel()
 		}
+		if resultCap > 0 {
+			ctx = withResultCap(ctx, resultCap)
+		}
 		out = g.send(ctx, d, session, c)
 		return nil
 	})
-	out.Queued = stats.Queued
 	if !stats.Started {
-		switch {
-		case errors.Is(err, lanes.ErrLaneFull):
-			return worker.Refuse(CodeLaneFull, fmt.Sprintf("tools.%s.%s: server %s has %d calls outstanding, its cap; nothing was sent: retry after some finish", c.Server, c.Tool, c.Server, d.lane.Snapshot().MaxOutstanding))
-		case err != nil:
-			return worker.Refuse(wire.CodeRunStopping, fmt.Sprintf("tools.%s.%s: not sent: %v (queued %s)", c.Server, c.Tool, err, stats.Queued.Round(time.Millisecond)))
-		}
+		return g.laneRefusal(d, c, err, stats.Queued)
 	}
+	out.Queued = stats.Queued
+	return out
+}
+
+// laneRefusal is the refusal of a call that did not start in its lane.
+func (g *Gateway) laneRefusal(d *downstream, c worker.Call, err error, queued time.Duration) worker.Outcome {
+	var out worker.Outcome
+	if errors.Is(err, lanes.ErrLaneFull) {
+		out = worker.Refuse(CodeLaneFull, fmt.Sprintf("tools.%s.%s: server %s has %d calls outstanding, its cap; nothing was sent: retry after some finish", c.Server, c.Tool, c.Server, d.lane.Snapshot().MaxOutstanding))
+	} else {
+		out = worker.Refuse(wire.CodeRunStopping, fmt.Sprintf("tools.%s.%s: not sent: %v (queued %s)", c.Server, c.Tool, err, queued.Round(time.Millisecond)))
+	}
+	out.Queued = queued
 	return out
 }
 
 // send makes the call and normalizes its answer.
 func (g *Gateway) send(ctx context.Context, d *downstream, session *mcp.ClientSession, c worker.Call) worker.Outcome {
-	res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: c.Tool, Arguments: c.Args})
+	sink := new(rawResult)
+	res, err := session.CallTool(withRawSink(ctx, sink), &mcp.CallToolParams{Name: c.Tool, Arguments: c.Args})
 	if err != nil {
 		name := fmt.Sprintf("tools.%s.%s", c.Server, c.Tool)
+		var tooLarge *answerTooLargeError
 		switch {
+		case errors.As(err, &tooLarge):
+			return worker.Fail(wire.CodeResultTooLarge, fmt.Sprintf("%s: the call took effect, but %s", name, tooLarge))
 		case ctx.Err() != nil:
 			return worker.Fail(wire.CodeTimeout, fmt.Sprintf("%s: no answer before the deadline; the call may have taken effect", name))
 		case errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
@@ -231,27 +345,17 @@ func (g *Gateway) send(ctx context.Context, d *downstream, session *mcp.ClientSe
 		}
 		return worker.Fail(wire.CodeCallFailed, fmt.Sprintf("%s: the server answered with an error; the call may have taken effect: %s", name, d.scrub(err.Error())))
 	}
-	b, err := normalizeResult(res)
+	var b []byte
+	if sink.raw != nil {
+		b, err = normalizeRaw(sink.raw)
+		sink.raw = nil
+	} else {
+		b, err = normalizeResult(res)
+	}
 	if err != nil {
-		return worker.Fail(wire.CodeCallFailed, fmt.Sprintf("tools.%s.%s: the answer could not be encoded: %v", c.Server, c.Tool, err))
+		return worker.Fail(wire.CodeCallFailed, fmt.Sprintf("tools.%s.%s: the call took effect, but its answer is not a tool's result: %v", c.Server, c.Tool, err))
 	}
 	return worker.Answer(b)
-}
-
-// normalizeResult gives a result the shape every program sees:
-// {content, structuredContent, isError}, with content blocks as the SDK
-// decoded them (text, image, audio, resource links and embedded resources,
-// with their annotations and _meta).
-func normalizeResult(res *mcp.CallToolResult) ([]byte, error) {
-	content := res.Content
-	if content == nil {
-		content = []mcp.Content{}
-	}
-	return json.Marshal(struct {
-		Content           []mcp.Content `json:"content"`
-		StructuredContent any           `json:"structuredContent"`
-		IsError           bool          `json:"isError"`
-	}{content, res.StructuredContent, res.IsError})
 }
 
 // Refusal codes the gateway adds to the isolate's own.
@@ -308,8 +412,16 @@ func (g *Gateway) Start(ctx context.Context, req RunRequest) (r *worker.Run, err
 		limits.MemoryBytes = req.Memory
 		limits.MaxResultBytes = 0 // follows the memory
 	}
+	norm, err := limits.Normalize()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", worker.ErrBadRequest, err)
+	}
+	// Servers still in their first attempt have no tools in the catalog
+	// yet: wait for them (each within its startTimeout), at most the run's
+	// own timeout; the run then has its whole timeout, from its start.
+	g.awaitFirstStarts(ctx, norm.Timeout())
 	catalog := g.Catalog()
-	return g.launcher.Start(ctx, worker.Request{RunID: req.ID, Code: req.Code, Input: req.Input, Catalog: catalog, Limits: limits, Call: g.Call})
+	return g.launcher.Start(ctx, worker.Request{RunID: req.ID, Code: req.Code, Input: req.Input, Catalog: catalog, Limits: limits, Admit: g.admitter(norm.MaxResultBytes)})
 }
 
 // runSlots counts the programs a gateway runs at once, against max. A

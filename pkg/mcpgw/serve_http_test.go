@@ -374,17 +374,6 @@ func TestHTTPSessionCapConcurrent(t *testing.T) {
 	}
 }
 
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %s for %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // TestHTTPIdleSessionStopsScripts: a session that sends nothing for the
 // idle bound is closed, and its running program stopped and reaped.
 func TestHTTPIdleSessionStopsScripts(t *testing.T) {

@@ -294,14 +294,14 @@ func headID(b []byte) (jsonrpc.ID, bool) {
 			}
 			return idOf(raw)
 		}
-		if err := skipValue(dec); err != nil {
+		if err := skipTokens(dec); err != nil {
 			return jsonrpc.ID{}, false
 		}
 	}
 }
 
-// skipValue reads one whole value's tokens.
-func skipValue(dec *json.Decoder) error {
+// skipTokens reads one whole value's tokens.
+func skipTokens(dec *json.Decoder) error {
 	depth := 0
 	for {
 		tok, err := dec.Token()

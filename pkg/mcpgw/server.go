@@ -79,31 +79,35 @@ type ownTool struct {
 func NewServer(g *Gateway) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "run-js-server", Version: g.opts.Version}, &mcp.ServerOptions{Instructions: serverInstructions})
 	search := &searchCache{}
-	for _, t := range g.ownTools(search) {
-		s.AddTool(&mcp.Tool{Name: t.name, Description: t.description, Annotations: t.annotations, InputSchema: inputSchema(t.args)},
-			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				args, err := checkArgs(t.name, t.args, req.Params.Arguments)
-				if err != nil {
-					return textResult(true, err.Error(), nil), nil
-				}
-				return t.handle(ctx, req, args)
-			})
+	desc := g.runJSDescription()
+	for _, t := range g.ownTools(search, desc) {
+		addOwnTool(s, t)
 	}
+	g.watch.add(s, desc) // run_js is given anew when the tools change (catalogwatch.go)
 	return s
 }
 
-// ownTools are the six tools, their arguments from the limits in force.
-func (g *Gateway) ownTools(search *searchCache) []ownTool {
+// addOwnTool adds one of our tools to s: its schema and its argument check
+// come from one table (toolargs.go). Adding a tool s already has replaces it.
+func addOwnTool(s *mcp.Server, t ownTool) {
+	s.AddTool(&mcp.Tool{Name: t.name, Description: t.description, Annotations: t.annotations, InputSchema: inputSchema(t.args)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			args, err := checkArgs(t.name, t.args, req.Params.Arguments)
+			if err != nil {
+				return textResult(true, err.Error(), nil), nil
+			}
+			return t.handle(ctx, req, args)
+		})
+}
+
+// ownTools are the six tools, their arguments from the limits in force;
+// runJSDesc is run_js's description (runJSDescription).
+func (g *Gateway) ownTools(search *searchCache, runJSDesc string) []ownTool {
 	yes, no := true, false
 	scriptID := argSpec{name: "scriptId", kind: argString, required: true, nonEmpty: true, maxBytes: maxNameBytes,
 		doc: "the scriptId run_js returned"}
 	return []ownTool{
-		{
-			name: "run_js", description: runJSIntro + "\n\n" + g.toolList(),
-			// It calls any downstream tool: it may change and reach anything they do.
-			annotations: &mcp.ToolAnnotations{Title: "Run a program", DestructiveHint: &yes, OpenWorldHint: &yes},
-			args:        g.runJSArgs(), handle: g.handleRunJS,
-		},
+		g.runJSTool(runJSDesc),
 		{
 			name:        "search_tools",
 			description: "Find downstream tools, best match first, and get their TypeScript declarations (exact names, argument and result types) for use in run_js. The answer is TypeScript a program may begin with.",
@@ -144,6 +148,35 @@ func (g *Gateway) ownTools(search *searchCache) []ownTool {
 			handle:      g.handleServerInfo,
 		},
 	}
+}
+
+// runJSTool is run_js with the description desc (runJSDescription), which
+// names the tools callable now.
+func (g *Gateway) runJSTool(desc string) ownTool {
+	yes := true
+	return ownTool{
+		name: "run_js", description: desc,
+		// It calls any downstream tool: it may change and reach anything they do.
+		annotations: &mcp.ToolAnnotations{Title: "Run a program", DestructiveHint: &yes, OpenWorldHint: &yes},
+		args:        g.runJSArgs(), handle: g.handleRunJS,
+	}
+}
+
+// runJSDescription is run_js's description now: the API, the tools
+// callable now, and the servers that are not ready (whose tools a program
+// cannot call yet).
+func (g *Gateway) runJSDescription() string {
+	desc := runJSIntro + "\n\n" + g.toolList()
+	var waiting []string
+	for _, s := range g.Servers() {
+		if s.State == StateStarting || s.State == StateUnavailable {
+			waiting = append(waiting, s.Name+" ("+string(s.State)+")")
+		}
+	}
+	if len(waiting) > 0 {
+		desc += "\nNot ready now (server_info says why; their tools appear here when they are): " + strings.Join(waiting, ", ") + "."
+	}
+	return desc
 }
 
 // runJSArgs are run_js's arguments, with the ranges of this gateway's
@@ -294,7 +327,7 @@ type limitsReport struct {
 	MinYieldMs     int64       `json:"minYieldMs"`
 	DefaultYieldMs int64       `json:"defaultYieldMs"`
 	MaxYieldMs     int64       `json:"maxYieldMs"`
-	ConnectMs      int64       `json:"connectTimeoutMs"`
+	StartMs        int64       `json:"startTimeoutMs"`
 	ToolsPerServer int         `json:"maxToolsPerServer"`
 	SearchResults  int         `json:"maxSearchResults"`
 	SearchDefault  int         `json:"defaultSearchResults"`
@@ -351,7 +384,7 @@ func (g *Gateway) info() serverInfoReport {
 			StopGraceMs: g.launcher.Grace().Milliseconds(), Confinement: g.opts.Worker.Confinement.String(), SpareWorkers: g.opts.Worker.Spares, MaxRunning: g.slots.max,
 			PerSession: MaxRunningPerSession, KeptEndings: KeptEndingsPerSession,
 			MinYieldMs: MinYield.Milliseconds(), DefaultYieldMs: DefaultYield.Milliseconds(), MaxYieldMs: MaxYield.Milliseconds(),
-			ConnectMs: DefaultConnectTimeout.Milliseconds(), ToolsPerServer: MaxToolsPerServer,
+			StartMs: g.cfg.StartTimeout.Milliseconds(), ToolsPerServer: MaxToolsPerServer,
 			SearchResults: MaxSearchResults, SearchDefault: DefaultSearchResults, DeclBytes: MaxTSDeclBytes,
 		},
 		Servers: g.Servers(), Tools: len(catalog), Protection: g.protections(), Warnings: g.cfg.Warnings,

@@ -162,7 +162,7 @@ func TestSchemasStateTheRealRanges(t *testing.T) {
 		t.Fatalf("our own schemas do not compile: %+v", problems)
 	}
 	specs := map[string][]argSpec{}
-	for _, o := range g.ownTools(&searchCache{}) {
+	for _, o := range g.ownTools(&searchCache{}, g.runJSDescription()) {
 		specs[o.name] = o.args
 	}
 	cases := []struct{ tool, args string }{

@@ -84,19 +84,21 @@ func (d *downstream) refreshTools() {
 	if session == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), DefaultConnectTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), d.cfg.StartTimeout)
 	defer cancel()
 	tools, missing, err := d.listTools(ctx, session)
 	if err != nil {
-		d.log.Warn("re-listing tools failed", "server", d.cfg.Name, "err", d.scrubErr(err))
+		d.log.Warn("re-listing tools failed", "server", d.cfg.Name, "err", d.scrub(err.Error()))
 		return
 	}
 	d.mu.Lock()
-	if d.session == session {
+	mine := d.session == session
+	if mine {
 		d.tools, d.missing = tools, missing
+		d.toolsGen++
 	}
 	d.mu.Unlock()
-	if d.onToolsChanged != nil {
-		d.onToolsChanged()
+	if mine {
+		d.changed(true)
 	}
 }

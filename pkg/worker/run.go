@@ -59,6 +59,8 @@ type Request struct {
 	Catalog []wire.Tool     // the tools the program may call
 	Limits  wire.Limits     // zero fields are defaults
 	Call    CallFunc        // performs calls; nil refuses every call
+	// Admit, when set, takes the place of Call: see AdmitFunc.
+	Admit AdmitFunc
 }
 
 // Call is one tool call the parent accepted from a program.
@@ -76,6 +78,24 @@ type Call struct {
 // is checked (a result must be a JSON object within the result caps) before
 // the program sees it.
 type CallFunc func(ctx context.Context, c Call) Outcome
+
+// AdmitFunc is a call's handler in two steps, for handlers that must see a
+// program's calls in the order its worker sent them (a downstream server's
+// FIFO lane). The run calls it on its reader goroutine, once per accepted
+// call, strictly in the order the frames arrived, so it must not block: it
+// decides at once (refuse, or take the call's place in a queue) and leaves
+// the waiting to the Admission's Perform, which the run calls on a goroutine
+// of its own. It must not call back into the Run. ctx is as for CallFunc.
+type AdmitFunc func(ctx context.Context, c Call) Admission
+
+// Admission is what an AdmitFunc decided for one call: Perform, to be called
+// once on its own goroutine with the run's call context, or, when Perform is
+// nil, the Outcome known at once (a refusal: nothing was sent). Either way
+// the outcome goes through the same checks as a CallFunc's.
+type Admission struct {
+	Outcome Outcome
+	Perform func(ctx context.Context) Outcome
+}
 
 // Outcome is what a CallFunc returns. Build it with Answer, Refuse or Fail.
 type Outcome struct {

@@ -39,9 +39,10 @@ type lifeEvent struct {
 //
 // Who owns what: run (one goroutine: launch, then loop) owns the process's
 // lifecycle: the timers, stop, kill, the verdict and the reaping. The reader goroutine reads
-// every frame, checks it and, for a call, starts a goroutine that performs it
-// and writes its result straight back; that is the hot path, one hop from
-// the socket to the handler and back. The protocol state they share (checker,
+// every frame, checks it and, for a call, admits it (Request.Admit, called
+// there so calls are admitted in the order they arrived) and starts a
+// goroutine that performs it and writes its result straight back; that is
+// the hot path, one hop from the socket to the handler and back. The protocol state they share (checker,
 // ledger, output) sits under mu, which is held briefly and never across I/O.
 // Writes to the worker are serialized by wmu and bounded by the hard
 // deadline.
@@ -385,8 +386,9 @@ func (s *supervisor) onFrame(f wire.Frame) *violation {
 		}
 		s.ledger.add(m.Call, m.Args)
 		c := Call{RunID: m.RunID, ID: m.ID, Server: m.Server, Tool: m.Tool, Args: m.Args}
+		do := s.admit(c) // here, on the reader: calls are admitted in the order they arrived
 		s.handlers.Add(1)
-		go func() { defer s.handlers.Done(); s.perform(c) }()
+		go func() { defer s.handlers.Done(); s.perform(c, do) }()
 	case *outputMsg:
 		if !s.live {
 			return nil
@@ -407,15 +409,32 @@ func refuseAll(_ context.Context, c Call) Outcome {
 	return Refuse(wire.CodeUnknownTool, fmt.Sprintf("tools.%s.%s: no tool answers calls in this run", c.Server, c.Tool))
 }
 
-// perform runs one call's handler and writes its checked outcome to the
-// worker, unless the run has moved on (ended, stopping, past its deadline:
-// then the program never sees it and the ledger keeps it in flight).
-func (s *supervisor) perform(c Call) {
+// admit is the ordered step of a call: it runs on the reader goroutine, in
+// the order the calls arrived, and gives what perform then calls on the
+// call's own goroutine. With Request.Admit it admits the call now (a lane
+// place taken, or a refusal decided); otherwise the whole of Request.Call
+// runs later, on the call's goroutine.
+func (s *supervisor) admit(c Call) func(context.Context) Outcome {
+	if s.req.Admit != nil {
+		a := s.req.Admit(s.callCtx, c)
+		if a.Perform != nil {
+			return a.Perform
+		}
+		return func(context.Context) Outcome { return a.Outcome }
+	}
 	fn := s.req.Call
 	if fn == nil {
 		fn = refuseAll
 	}
-	o := checkOutcome(fn(s.callCtx, c), s.req.Limits)
+	return func(ctx context.Context) Outcome { return fn(ctx, c) }
+}
+
+// perform runs one call's handler (do, from admit) and writes its checked
+// outcome to the worker, unless the run has moved on (ended, stopping, past
+// its deadline: then the program never sees it and the ledger keeps it in
+// flight).
+func (s *supervisor) perform(c Call, do func(context.Context) Outcome) {
+	o := checkOutcome(do(s.callCtx), s.req.Limits)
 	hdr := wire.Result{ID: c.ID, Outcome: o.Kind, Code: o.Code, Message: o.Message, Matches: o.Matches}
 	buf, err := wire.AppendFrame(nil, wire.TypeResult, hdr, o.Result)
 	if err != nil {

@@ -6,14 +6,17 @@
 // stderr; a usage error, with status 2.
 //
 //   node client.mjs [--server BIN] [--config FILE] [--timeout-ms N]
-//                   [--input JSON] [--language typescript]
+//                   [--input JSON] [--language typescript] [--info]
 //                   [--prepend-search QUERY] (--code-file FILE | --code CODE)
 //
 // --server defaults to $RUN_JS_SERVER_BIN, --config to $RUN_JS_SERVER_CONFIG.
 // --timeout-ms is passed to run_js as timeout_ms, --language as language.
 // --prepend-search first calls search_tools {query: QUERY} and puts its
-// answer (TypeScript declarations) before the program, as an agent may. The tools the gateway
-// listed are written to stderr as one line: "client: tools: [...]".
+// answer (TypeScript declarations) before the program, as an agent may. The
+// tools the gateway listed are written to stderr as one line: "client: tools:
+// [...]". With --info, server_info's structuredContent is written to stderr
+// right after tools/list and again after run_js, as "client: server_info
+// before: {...}" and "client: server_info after: {...}".
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -41,6 +44,7 @@ try {
       "timeout-ms": { type: "string" },
       language: { type: "string" },
       "prepend-search": { type: "string" },
+      info: { type: "boolean", default: false },
     },
   }).values;
 } catch (err) {
@@ -92,6 +96,14 @@ process.stderr.write(`client: tools: ${JSON.stringify(names)}\n`);
 if (JSON.stringify(names) !== JSON.stringify(EXPECTED_TOOLS)) {
   fail(1, `tools/list: got ${JSON.stringify(names)}, want exactly ${JSON.stringify(EXPECTED_TOOLS)}`);
 }
+async function info(when) {
+  if (!opts.info) return;
+  const r = await step("tools/call server_info", () =>
+    client.callTool({ name: "server_info", arguments: {} }, undefined, { timeout: REQUEST_TIMEOUT_MS }),
+  );
+  process.stderr.write(`client: server_info ${when}: ${JSON.stringify(r.structuredContent)}\n`);
+}
+await info("before");
 if (opts["prepend-search"] !== undefined) {
   const found = await step("tools/call search_tools", () =>
     client.callTool({ name: "search_tools", arguments: { query: opts["prepend-search"] } }, undefined, { timeout: REQUEST_TIMEOUT_MS }),
@@ -102,6 +114,7 @@ if (opts["prepend-search"] !== undefined) {
 const result = await step("tools/call run_js", () =>
   client.callTool({ name: "run_js", arguments: args }, undefined, { timeout: REQUEST_TIMEOUT_MS }),
 );
+await info("after");
 await new Promise((resolve) => process.stdout.write(JSON.stringify(result) + "\n", resolve));
 await step("close", () => client.close());
 process.exit(0);

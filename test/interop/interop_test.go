@@ -341,6 +341,16 @@ type ending struct {
 // gateway's six tools, and returns run_js's result and its raw JSON.
 func runJS(t *testing.T, e *env, program string, timeoutMs int, flags ...string) (*callToolResult, []byte) {
 	t.Helper()
+	res, raw, _ := runJSWithInput(t, e, program, nil, timeoutMs, nil, flags...)
+	return res, raw
+}
+
+// runJSWithInput is runJS with the program's input, and with extraEnv
+// (non-nil) client.mjs --info (server_info before and after run_js, on its
+// stderr) and extra variables in the environment of the client and so of
+// the gateway; it returns the client's stderr too.
+func runJSWithInput(t *testing.T, e *env, program string, input any, timeoutMs int, extraEnv []string, flags ...string) (*callToolResult, []byte, string) {
+	t.Helper()
 	code := filepath.Join(t.TempDir(), "program.js")
 	if err := os.WriteFile(code, []byte(program), 0o600); err != nil {
 		t.Fatal(err)
@@ -349,10 +359,21 @@ func runJS(t *testing.T, e *env, program string, timeoutMs int, flags ...string)
 	if timeoutMs > 0 {
 		args = append(args, "--timeout-ms", strconv.Itoa(timeoutMs))
 	}
+	if extraEnv != nil {
+		args = append(args, "--info")
+	}
+	if input != nil {
+		b, err := json.Marshal(input)
+		if err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "--input", string(b))
+	}
 	args = append(args, flags...)
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(e.node, args...)
 	cmd.Dir = e.dir
+	cmd.Env = append(os.Environ(), extraEnv...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	// The gateway shares the client's stderr: if it outlived the client,
 	// Wait would wait for it to close that pipe.
@@ -396,7 +417,7 @@ func runJS(t *testing.T, e *env, program string, timeoutMs int, flags ...string)
 	if len(res.Content) == 0 || res.Content[0].Type != "text" || res.Content[0].Text == "" {
 		t.Errorf("run_js result content is not one text block: %+v", res.Content)
 	}
-	return &res, raw
+	return &res, raw, stderr.String()
 }
 
 // fanOut calls an echo on each everything server (one per transport) and the

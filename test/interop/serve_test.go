@@ -38,7 +38,13 @@ var built struct {
 	failure string
 }
 
+// TestMain runs this test binary as a downstream server when a test starts
+// it in a mode (memory_test.go), and otherwise runs the tests, then removes
+// the gateway the serving tests built.
 func TestMain(m *testing.M) {
+	if os.Getenv(modeEnv) == "big" {
+		serveBig()
+	}
 	code := m.Run()
 	if built.dir != "" {
 		os.RemoveAll(built.dir)

@@ -1,0 +1,170 @@
+package mcpgw
+
+// This file holds the normalization of a tool's result to the shape every
+// program sees, written so that a large result is copied once: from the
+// go-sdk's decoding, its text is encoded straight into a buffer sized for it
+// (encoding/json would copy it four times through TextContent's
+// MarshalJSON); a large result from a stdio server is not decoded at all
+// but spliced from the line as read (normalizeRaw).
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// normalizeResult gives a result the shape every program sees:
+// {content, structuredContent, isError}, with content blocks as the SDK
+// decoded them (text, image, audio, resource links and embedded resources,
+// with their annotations and _meta). Text blocks are written here, the
+// others by encoding/json; the JSON is the same either way.
+func normalizeResult(res *mcp.CallToolResult) ([]byte, error) {
+	size := 64
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			size += len(t.Text) + len(t.Text)/16 + 64 // escapes are rare; append grows if not
+		} else {
+			size += 256
+		}
+	}
+	b := make([]byte, 0, size)
+	b = append(b, `{"content":[`...)
+	for i, c := range res.Content {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		t, ok := c.(*mcp.TextContent)
+		if !ok || t == nil {
+			raw, err := json.Marshal(c)
+			if err != nil {
+				return nil, err
+			}
+			b = append(b, raw...)
+			continue
+		}
+		b = append(b, `{"type":"text","text":`...)
+		b = appendJSONString(b, t.Text)
+		if len(t.Meta) > 0 {
+			raw, err := json.Marshal(t.Meta)
+			if err != nil {
+				return nil, err
+			}
+			b = append(append(b, `,"_meta":`...), raw...)
+		}
+		if t.Annotations != nil {
+			raw, err := json.Marshal(t.Annotations)
+			if err != nil {
+				return nil, err
+			}
+			b = append(append(b, `,"annotations":`...), raw...)
+		}
+		b = append(b, '}')
+	}
+	b = append(b, `],"structuredContent":`...)
+	sc, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, sc...)
+	b = append(b, `,"isError":`...)
+	b = strconv.AppendBool(b, res.IsError)
+	return append(b, '}'), nil
+}
+
+// appendJSONString appends s as a JSON string, as encoding/json writes it:
+// ", \ and control characters escaped, invalid UTF-8 as U+FFFD, and <, >,
+// &, U+2028 and U+2029 escaped too.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// normalizeRaw is normalizeResult for a result's JSON as the server wrote it
+// (valid JSON: the connection checked the line), in one copy: its content
+// blocks go through as written, each checked to be an object with a string
+// "type"; structuredContent as written (null when absent); isError true or
+// false.
+func normalizeRaw(raw []byte) ([]byte, error) {
+	members, ok := jsonObjectMembers(raw)
+	if !ok {
+		return nil, errors.New("the result is not a JSON object")
+	}
+	content := members["content"]
+	if len(content) == 0 || content[0] != '[' {
+		return nil, errors.New(`the result has no "content" array`)
+	}
+	for i, block := range jsonElements(content) {
+		m, ok := jsonObjectMembers(block)
+		if !ok || len(m["type"]) < 2 || m["type"][0] != '"' {
+			return nil, fmt.Errorf(`content[%d] is not an object with a "type"`, i)
+		}
+	}
+	sc := members["structuredContent"]
+	if len(sc) == 0 {
+		sc = []byte("null")
+	}
+	isErr := members["isError"]
+	switch string(isErr) {
+	case "", "null":
+		isErr = []byte("false")
+	case "true", "false":
+	default:
+		return nil, errors.New(`"isError" is not true or false`)
+	}
+	b := make([]byte, 0, len(content)+len(sc)+len(isErr)+48)
+	b = append(b, `{"content":`...)
+	b = append(b, content...)
+	b = append(b, `,"structuredContent":`...)
+	b = append(b, sc...)
+	b = append(b, `,"isError":`...)
+	b = append(b, isErr...)
+	return append(b, '}'), nil
+}
