@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/buke/quickjs-go"
@@ -45,12 +46,24 @@ type Host interface {
 	// calls it every few thousand instructions: it must be cheap, and it may be
 	// the only method called while the program runs.
 	Stopped() bool
+	// Abandon reports e as the run's ending and ends the process, from the
+	// watchdog's goroutine: the deadline passed watchdogDelay ago and the
+	// engine has not given the runtime's goroutine back (a builtin that never
+	// polls the interrupt handler, or a program that keeps catching what the
+	// interrupt throws when memory is too short to make it uncatchable). It
+	// is called at most once, concurrently with the other methods, which it
+	// must exclude; it must not return (the program is still running on the
+	// runtime's goroutine). Run never returns once Abandon has been called.
+	Abandon(e Ending)
 }
 
 // Ending is how a program ended, as the worker reports it.
 type Ending struct {
-	Status    wire.Status
-	Value     []byte // the returned value's JSON, for StatusReturned
+	Status wire.Status
+	// Value is the returned value's JSON, for StatusReturned. It may alias
+	// the engine's memory, which stays valid because Run never closes the
+	// runtime: write it out, do not keep it past the process's end.
+	Value     []byte
 	Error     *wire.ErrorInfo
 	Unsettled []uint64 // calls sent whose answers the program never took
 	NeverSent int      // calls still waiting inside the program
@@ -65,6 +78,12 @@ const programLineOffset = 2
 // grew by at least this share of the memory limit during the run.
 const oomShare = 0.75
 
+// watchdogDelay is how long after the deadline the watchdog ends a run the
+// engine has not given back: the goal is an ending within 100 ms of the
+// deadline whatever the program does; an engine that polls its interrupt
+// handler ends well within this by itself.
+const watchdogDelay = 50 * time.Millisecond // mutable for testing
+
 type loop struct {
 	spec Spec
 	host Host
@@ -74,9 +93,15 @@ type loop struct {
 
 	resolveFn *quickjs.Value
 	failFn    *quickjs.Value
+	out       *quickjs.Value // the prelude's output waiting for the host
 
-	inflight    map[uint64]struct{}
-	queued      int
+	// The call record, under mu: the watchdog reads it from its goroutine.
+	mu       sync.Mutex
+	lastID   uint64              // the id of the last call sent; ids are 1, 2, 3, ...
+	inflight map[uint64]struct{} // sent, answer not yet taken by the program
+	queued   int                 // calls waiting inside the program
+	ended    bool                // Run or the watchdog has taken the ending
+
 	fin         *Ending
 	interrupted wire.Status // set by the interrupt handler: timed_out or stopped
 	baseRSSKiB  int64
@@ -128,14 +153,54 @@ func (p *Prepared) Run(spec Spec, host Host) Ending {
 	l.rt.SetMemoryLimit(uint64(spec.Limits.MemoryBytes))
 	l.rt.SetMaxStackSize(uint64(spec.Limits.StackBytes))
 	l.rt.SetInterruptHandler(l.interrupt)
+	wd := time.AfterFunc(time.Until(spec.Deadline)+watchdogDelay, l.watchdog)
 	e := l.run(p)
+	wd.Stop()
+	l.mu.Lock()
+	if l.ended {
+		// The watchdog took the ending and is ending the process.
+		l.mu.Unlock()
+		select {}
+	}
+	l.ended = true
+	l.mu.Unlock()
+	// What the program wrote and the prelude still holds: taken with a
+	// little more memory, enough to convert it, since the limit may be what
+	// ended the run. No JavaScript runs from here on.
+	l.rt.SetMemoryLimit(uint64(spec.Limits.MemoryBytes) + endingSlack)
+	l.pullOutput()
+	l.record(&e)
+	return e
+}
+
+// endingSlack is the memory the engine may take beyond the limit, once the
+// program has ended, to convert the output it left: at most CAP characters
+// (prelude.js), three bytes each.
+const endingSlack = 1 << 20
+
+// record copies the call record into e.
+func (l *loop) record(e *Ending) {
 	e.Unsettled = make([]uint64, 0, len(l.inflight))
 	for id := range l.inflight {
 		e.Unsettled = append(e.Unsettled, id)
 	}
 	slices.Sort(e.Unsettled)
 	e.NeverSent = l.queued
-	return e
+}
+
+// watchdog runs on its own goroutine at the deadline plus watchdogDelay: if
+// Run has not taken the ending by then, it reports timed_out with the call
+// record as it stands and has the host end the process.
+func (l *loop) watchdog() {
+	l.mu.Lock()
+	if l.ended {
+		l.mu.Unlock()
+		return
+	}
+	l.ended = true
+	e := l.timedOut()
+	l.record(&e)
+	l.host.Abandon(e) // does not return; mu stays held so the record cannot change
 }
 
 func (l *loop) run(p *Prepared) Ending {
@@ -153,6 +218,7 @@ func (l *loop) run(p *Prepared) Ending {
 	startFn := api.Get("start")
 	l.resolveFn = api.Get("resolve")
 	l.failFn = api.Get("fail")
+	l.out = api.Get("out")
 	api.Free()
 
 	code := ctx.NewString(l.spec.Code)
@@ -170,8 +236,8 @@ func (l *loop) run(p *Prepared) Ending {
 		if l.fin != nil {
 			return l.finished()
 		}
-		if len(l.inflight) == 0 {
-			if prom.PromiseState() != quickjs.PromisePending {
+		if l.inflightCount() == 0 {
+			if prom.IsPromise() && prom.PromiseState() != quickjs.PromisePending {
 				// Settled, but the prelude's handler could not report it:
 				// only running out of memory does that.
 				return l.outOfMemory("the program ended, but its ending could not be built in the memory left")
@@ -184,6 +250,7 @@ func (l *loop) run(p *Prepared) Ending {
 		if !time.Now().Before(l.spec.Deadline) {
 			return l.timedOut()
 		}
+		l.pullOutput() // the parent sees what the program wrote while it waits
 		events := l.host.Wait(l.spec.Deadline)
 		if events == nil {
 			return l.timedOut()
@@ -218,12 +285,15 @@ func (l *loop) interrupt() int {
 // what the engine still cannot parse (memory) becomes a ToolFailed.
 func (l *loop) settle(ev Event) (Ending, bool) {
 	res := ev.Result
-	if _, ok := l.inflight[res.ID]; !ok {
+	l.mu.Lock()
+	_, ok := l.inflight[res.ID]
+	delete(l.inflight, res.ID)
+	l.mu.Unlock()
+	if !ok {
 		return Ending{}, true // not ours: the parent validated ids, so this is a late duplicate
 	}
-	delete(l.inflight, res.ID)
 	ctx := l.ctx
-	id := ctx.NewFloat64(float64(res.ID))
+	id := ctx.NewInt64(int64(res.ID))
 	defer id.Free()
 	outcome, code, message := res.Outcome, res.Code, res.Message
 	if outcome == wire.OutcomeOK {
@@ -262,6 +332,12 @@ func (l *loop) afterCall(ret *quickjs.Value) (Ending, bool) {
 }
 
 func (l *loop) interruptedNow() bool { return l.interrupted != "" }
+
+func (l *loop) inflightCount() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.inflight)
+}
 
 // finished turns what the prelude reported into the ending.
 func (l *loop) finished() Ending {
@@ -336,27 +412,66 @@ func (l *loop) fromException() Ending {
 	return Ending{Status: wire.StatusThrew, Error: clipError(info)}
 }
 
-// onFinish is the prelude's report of the program's own ending.
-func (l *loop) onFinish(kind, a, b, c string, threwNull bool) {
+// onFinish is host.finish, the prelude's report of the program's own ending:
+// ('returned', json), ('threw', name, message, stack, flag) or
+// ('unsendable', why); see prelude.js.
+func (l *loop) onFinish(args []*quickjs.Value) {
+	if l.fin != nil {
+		return // reported once; a second report is a bug of ours
+	}
+	kind, _ := jsString(l.ctx, arg(args, 0))
 	switch kind {
 	case "returned":
-		v := []byte(a)
-		if len(v) > l.spec.Limits.MaxReturnBytes {
-			v, _ = json.Marshal(fmt.Sprintf("[the returned value is %d bytes of JSON, above the cap of %d; return less]", len(v), l.spec.Limits.MaxReturnBytes))
-		}
-		l.fin = &Ending{Status: wire.StatusReturned, Value: v}
-	default:
-		switch {
-		case a == "InternalError" && b == "out of memory":
-			e := l.outOfMemory("InternalError: out of memory")
-			l.fin = &e
-		case threwNull && l.nearMemoryLimit():
-			e := l.outOfMemory("the engine could not allocate even the error")
-			l.fin = &e
-		default:
-			l.fin = &Ending{Status: wire.StatusThrew, Error: clipError(&wire.ErrorInfo{Name: a, Message: b, Stack: c})}
-		}
+		l.fin = l.returned(arg(args, 1))
+		return
+	case "unsendable":
+		why, _ := jsString(l.ctx, arg(args, 1))
+		e := l.outOfMemory("the program returned a value too large to send: " + why + "; return less")
+		l.fin = &e
+		return
 	}
+	name, _ := jsString(l.ctx, arg(args, 1))
+	message, _ := jsString(l.ctx, arg(args, 2))
+	stack, _ := jsString(l.ctx, arg(args, 3))
+	switch flag := argInt(args, 4); {
+	case name == "InternalError" && message == "out of memory":
+		e := l.outOfMemory("InternalError: out of memory")
+		l.fin = &e
+	case flag == 1 && l.nearMemoryLimit():
+		e := l.outOfMemory("the engine could not allocate even the error")
+		l.fin = &e
+	case flag == 2:
+		e := l.outOfMemory("the program threw, and describing what it threw ran out of memory")
+		l.fin = &e
+	default:
+		l.fin = &Ending{Status: wire.StatusThrew, Error: clipError(&wire.ErrorInfo{Name: name, Message: message, Stack: stack})}
+	}
+}
+
+// returned makes the ending of a program that returned text, the JSON the
+// prelude made with JSON.stringify. The value goes out as the engine's own
+// UTF-8 bytes, without a copy in Go.
+func (l *loop) returned(text *quickjs.Value) *Ending {
+	max := l.spec.Limits.MaxReturnBytes
+	tooLarge := func(what string) *Ending {
+		v, _ := json.Marshal(fmt.Sprintf("[the returned value is %s of JSON, above the cap of %d bytes; return less]", what, max))
+		return &Ending{Status: wire.StatusReturned, Value: v}
+	}
+	// A character is at least one byte: a string longer than the cap is
+	// over it without converting it.
+	if n := strLen(text); n > int64(max) {
+		return tooLarge(fmt.Sprintf("%d characters (at least as many bytes)", n))
+	}
+	b, _, err := jsUTF8(l.ctx, text)
+	if err != nil {
+		e := l.outOfMemory(fmt.Sprintf("the program returned a value too large to send: its %d characters of JSON could not be encoded within the memory limit; return less", strLen(text)))
+		return &e
+	}
+	// b stays valid: Run never closes the runtime (see Ending.Value).
+	if len(b) > max {
+		return tooLarge(fmt.Sprintf("%d bytes", len(b)))
+	}
+	return &Ending{Status: wire.StatusReturned, Value: b}
 }
 
 func clipError(e *wire.ErrorInfo) *wire.ErrorInfo {
