@@ -228,7 +228,6 @@ func argInt(args []*quickjs.Value, i int) int64 {
 	return 0
 }
 
-
 // strLen is a string's length in UTF-16 code units, 0 for anything else.
 func strLen(v *quickjs.Value) int64 {
 	if v == nil || !v.IsString() {
