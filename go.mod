@@ -19,3 +19,5 @@ require (
 	golang.org/x/sync v0.20.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 )
+
+replace github.com/buke/quickjs-go => ./third_party/quickjs-ng/quickjs-go

@@ -1,0 +1,1 @@
+#include "deps/quickjs/dtoa.c"

@@ -1,0 +1,1 @@
+#include "deps/quickjs/libunicode.c"
