@@ -1,7 +1,7 @@
 // The prelude: evaluated once per run, before the program, as prelude.js.
 // It is a single function expression taking the host's functions and returning
-// the entry points the Go loop calls: start, resolve and fail, and the
-// object out, where output waits for the host (see "output" below). It leaves
+// the entry points the Go loop calls: start, resolve, fail and explain, and
+// the object out, where output waits for the host (see "output" below). It leaves
 // on globalThis only what a program is promised: tools, ALL_TOOLS, input,
 // console, print, ToolRefused, ToolFailed.
 //
@@ -727,5 +727,14 @@
     return p;
   }
 
-  return { __proto__: null, start, resolve, fail, out };
+  // explain tells the host what reached it out of an entry point above
+  // (only the engine gets a value past their handlers): 'oom' for the
+  // engine's out-of-memory error, else [name, message, stack].
+  function explain(e) {
+    if (isOutOfMemory(e)) return 'oom';
+    if (inherits(e, ErrorPrototype)) return [errorField(e, 'name'), errorField(e, 'message'), errorStack(e)];
+    return ['Error', 'the program threw a value the runtime could not describe', ''];
+  }
+
+  return { __proto__: null, start, resolve, fail, out, explain };
 })

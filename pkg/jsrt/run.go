@@ -94,6 +94,7 @@ type loop struct {
 	resolveFn *quickjs.Value
 	failFn    *quickjs.Value
 	out       *quickjs.Value // the prelude's output waiting for the host
+	explainFn *quickjs.Value // the prelude's reader of a value thrown to Go
 
 	// The call record, under mu: the watchdog reads it from its goroutine.
 	mu       sync.Mutex
@@ -210,7 +211,10 @@ func (l *loop) run(p *Prepared) Ending {
 	}
 	api, err := l.prelude(p.factory)
 	if err != nil {
-		if e, ok := l.limitEnding(err); ok {
+		if l.interruptedNow() {
+			return l.fromException() // the deadline passed, or a stop came, already
+		}
+		if e, ok := l.setupEnding(err); ok {
 			return e
 		}
 		panic(fmt.Sprintf("jsrt: prelude failed: %v", err))
@@ -219,6 +223,7 @@ func (l *loop) run(p *Prepared) Ending {
 	l.resolveFn = api.Get("resolve")
 	l.failFn = api.Get("fail")
 	l.out = api.Get("out")
+	l.explainFn = api.Get("explain")
 	api.Free()
 
 	code := ctx.NewString(l.spec.Code)
@@ -307,7 +312,16 @@ func (l *loop) settle(ev Event) (Ending, bool) {
 			return l.fromException(), false
 		}
 		outcome, code = wire.OutcomeFailed, wire.CodeResultTooLarge
-		message = "the call took effect, but its result could not be parsed in the program's memory: " + ctx.Exception().Error()
+		message = "the call took effect, but its result could not be parsed in the program's memory"
+		ex := ctx.TakeException()
+		if what, info := l.explain(ex); what == explainedError {
+			message += ": " + info.Name + ": " + info.Message
+		} else if what == explainedOOM || what == explainedNull {
+			message += ": out of memory"
+		}
+		if ex != nil {
+			ex.Free()
+		}
 	}
 	matches := ""
 	if len(res.Matches) > 0 {
@@ -375,41 +389,85 @@ func (l *loop) nearMemoryLimit() bool {
 	return float64(grown) >= oomShare*float64(l.spec.Limits.MemoryBytes)
 }
 
-// limitEnding classifies an error that escaped the prelude's own handlers:
-// the interrupt (deadline, stop) and running out of memory. ok is false for
-// anything else.
-func (l *loop) limitEnding(err error) (Ending, bool) {
-	switch l.interrupted {
-	case wire.StatusTimedOut:
-		return l.timedOut(), true
-	case wire.StatusStopped:
-		return l.stopped(), true
-	}
-	if qe, ok := err.(*quickjs.Error); ok {
-		if qe.Name == "InternalError" && qe.Message == "out of memory" {
-			return l.outOfMemory("InternalError: out of memory"), true
-		}
-		return Ending{}, false
-	}
-	// Not an Error object: QuickJS throws null when it cannot allocate one.
-	if l.nearMemoryLimit() {
-		return l.outOfMemory("the engine could not allocate even the error"), true
+// setupEnding classifies an error of setting up the prelude, before the
+// program has run (so the binding's Exception, which reads the error's
+// properties, runs nothing of the program's): the input may not fit the
+// memory limit. ok is false for anything else, a bug of ours.
+func (l *loop) setupEnding(err error) (Ending, bool) {
+	if qe, ok := err.(*quickjs.Error); ok && qe.Name == "InternalError" && qe.Message == "out of memory" {
+		return l.outOfMemory("InternalError: out of memory (the run's input does not fit)"), true
 	}
 	return Ending{}, false
 }
 
-// fromException ends the run on an exception that reached Go: one the program
-// cannot catch (interrupt), or one that broke the prelude's handlers.
+// fromException ends the run on an exception that reached Go: the interrupt
+// (deadline, stop), which the program cannot catch, or one that broke the
+// prelude's own handlers, which catch everything else: the engine ran out of
+// memory, or the stack.
 func (l *loop) fromException() Ending {
-	err := l.ctx.Exception()
-	if e, ok := l.limitEnding(err); ok {
-		return e
+	switch l.interrupted {
+	case wire.StatusTimedOut:
+		return l.timedOut()
+	case wire.StatusStopped:
+		return l.stopped()
 	}
-	info := &wire.ErrorInfo{Name: "Error", Message: "the program threw a value the runtime could not describe"}
-	if qe, ok := err.(*quickjs.Error); ok {
-		info = &wire.ErrorInfo{Name: qe.Name, Message: qe.Message, Stack: ProgramStack(qe.Stack, programLineOffset)}
+	ex := l.ctx.TakeException()
+	if ex != nil {
+		defer ex.Free()
 	}
-	return Ending{Status: wire.StatusThrew, Error: clipError(info)}
+	what, info := l.explain(ex)
+	switch what {
+	case explainedNull:
+		// QuickJS throws null when it cannot allocate even its error.
+		if l.nearMemoryLimit() {
+			return l.outOfMemory("the engine could not allocate even the error")
+		}
+	case explainedOOM:
+		return l.outOfMemory("InternalError: out of memory")
+	case explainedError:
+		return Ending{Status: wire.StatusThrew, Error: clipError(info)}
+	}
+	return Ending{Status: wire.StatusThrew, Error: &wire.ErrorInfo{Name: "Error", Message: "the program threw a value the runtime could not describe"}}
+}
+
+// What explain makes of an exception.
+const (
+	explainedNothing = iota // no exception, or one that could not be read
+	explainedNull           // null
+	explainedOOM            // the engine's out-of-memory error
+	explainedError          // another value, described in info
+)
+
+// explain reads an exception that reached Go with the prelude's own explain,
+// which reads it as data (no getter of the program's runs). If even that
+// fails, the engine is out of memory.
+func (l *loop) explain(ex *quickjs.Value) (int, *wire.ErrorInfo) {
+	switch {
+	case ex == nil || ex.IsUndefined():
+		return explainedNothing, nil
+	case ex.IsNull():
+		return explainedNull, nil
+	case l.explainFn == nil:
+		return explainedNothing, nil
+	}
+	r := l.explainFn.Execute(l.ctx.NewUndefined(), ex)
+	defer r.Free()
+	if r.IsException() {
+		if again := l.ctx.TakeException(); again != nil {
+			again.Free()
+		}
+		return explainedOOM, nil
+	}
+	if r.IsString() {
+		return explainedOOM, nil // 'oom'
+	}
+	field := func(i int64) string {
+		v := r.GetIdx(i)
+		defer v.Free()
+		s, _ := jsString(l.ctx, v)
+		return s
+	}
+	return explainedError, &wire.ErrorInfo{Name: field(0), Message: field(1), Stack: field(2)}
 }
 
 // onFinish is host.finish, the prelude's report of the program's own ending:
