@@ -165,6 +165,16 @@
       if (typeof ctors[i] === 'function') MapPrototypeSet(intrinsicNames, ctors[i].prototype, ctors[i].prototype.name);
     }
   }
+  // The constructor names of intrinsic prototypes, for console's prefix.
+  const intrinsicCtorNames = new MapCtor();
+  {
+    const ctors = [Object, Array, Map, Set, Date, RegExp, Promise, Function, WeakMap, WeakSet, ArrayBuffer, DataView,
+      Int8Array, Uint8Array, Uint8ClampedArray, Int16Array, Uint16Array, Int32Array, Uint32Array, Float32Array, Float64Array,
+      BigInt64Array, BigUint64Array, Boolean, Number, String, Symbol, BigInt];
+    for (let i = 0; i < ctors.length; i++) {
+      if (typeof ctors[i] === 'function') MapPrototypeSet(intrinsicCtorNames, ctors[i].prototype, ctors[i].name);
+    }
+  }
   const InternalErrorPrototype = typeof g.InternalError === 'function' ? g.InternalError.prototype : null;
 
   // newError makes a ToolRefused or ToolFailed as its class would, without
@@ -543,8 +553,11 @@
       }
     } else {
       const proto = ReflectGetPrototypeOf(v);
-      const ctor = proto === null ? undefined : ownData(proto, 'constructor');
-      const cname = typeof ctor === 'function' ? fnName(ctor) : '';
+      let cname = MapPrototypeGet(intrinsicCtorNames, proto);
+      if (cname === undefined) {
+        const ctor = proto === null ? undefined : ownData(proto, 'constructor');
+        cname = typeof ctor === 'function' ? fnName(ctor) : '';
+      }
       if (proto === null) prefix = '[Object: null prototype] ';
       else if (cname && cname !== 'Object') prefix = cname + ' ';
     }

@@ -4,7 +4,7 @@
    other engine sources (the pristine module's, or before a patch) could be
    reused. third_party/quickjs-ng/pin_test.go checks it; its
    -update-cache-key flag rewrites it.
-   engine-sources-sha256: 009e2767cb3827463efeddaf85985aa97ee071b6687580835c54a99ed9439316 */
+   engine-sources-sha256: c7273f4e182425c08ab9e5b42d915a3ee24c80bc278500caf9e531147c7077ca */
 #include "deps/quickjs/quickjs.c"
 
 int QuickjsGoPollInterrupt(JSContext *ctx) {
