@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -25,9 +26,11 @@ type Spec struct {
 
 // Event is something the parent sent while the program waited.
 type Event struct {
-	Stop    bool        // a stop was requested
-	Result  wire.Result // when !Stop: a call's outcome
-	Payload []byte      // the result's JSON, for wire.OutcomeOK
+	Stop   bool        // a stop was requested
+	Result wire.Result // when !Stop: a call's outcome
+	// Payload is the result's JSON, for wire.OutcomeOK. If the byte one past
+	// its end, within its capacity, is a NUL, it is parsed without a copy.
+	Payload []byte
 }
 
 // Host is the process around a Runtime. Every method but Stopped is called on
@@ -260,11 +263,13 @@ func (l *loop) run(p *Prepared) Ending {
 		if events == nil {
 			return l.timedOut()
 		}
-		for _, ev := range events {
-			if ev.Stop {
+		for i := range events {
+			if events[i].Stop {
 				return l.stopped()
 			}
-			if e, ok := l.settle(ev); !ok {
+			e, ok := l.settle(events[i])
+			events[i].Payload = nil // let parseResult's FreeOSMemory have it
+			if !ok {
 				return e
 			}
 		}
@@ -302,7 +307,7 @@ func (l *loop) settle(ev Event) (Ending, bool) {
 	defer id.Free()
 	outcome, code, message := res.Outcome, res.Code, res.Message
 	if outcome == wire.OutcomeOK {
-		value := ctx.ParseJSON(string(ev.Payload))
+		value := l.parseResult(ev.Payload)
 		if !value.IsException() {
 			ret := l.resolveFn.Execute(ctx.NewUndefined(), id, value)
 			value.Free()
@@ -334,6 +339,30 @@ func (l *loop) settle(ev Event) (Ending, bool) {
 		a.Free()
 	}
 	return l.afterCall(ret)
+}
+
+// bigResult: after parsing a result at least this large, the Go heap gives
+// the frame's memory back to the system at once, so that it and the
+// program's heap never add up past the bound (see parseResult).
+const bigResult = 1 << 20
+
+// parseResult parses a result's JSON into the program. The text is parsed
+// where it lies (a host may end it with a NUL one past its length, see
+// Event.Payload), and counts against the program's memory while it is
+// parsed: the limit is lowered by its size for the parse. So the worker's
+// memory stays within the limit plus a fixed overhead even while a result
+// of a third of the limit is in Go and being turned into values; a result
+// the program has no room for fails as result_too_large.
+func (l *loop) parseResult(payload []byte) *quickjs.Value {
+	limit := l.spec.Limits.MemoryBytes
+	if n := int64(len(payload)); n >= bigResult && n < limit {
+		l.rt.SetMemoryLimit(uint64(limit - n))
+		defer func() {
+			l.rt.SetMemoryLimit(uint64(limit))
+			debug.FreeOSMemory()
+		}()
+	}
+	return l.ctx.ParseJSONBytes(payload) // patch 0003 of third_party/quickjs-ng
 }
 
 // afterCall checks what a call into the prelude returned.

@@ -389,9 +389,11 @@ func (h *childHost) next() (wire.Frame, bool) {
 }
 
 // fill reads, blocking, until h.in holds need bytes: the rest of a frame the
-// parent has begun to send.
+// parent has begun to send. The buffer has one byte more, a NUL, so that a
+// result's JSON at the end of the frame is parsed where it lies (see
+// jsrt.Event.Payload).
 func (h *childHost) fill(need int) {
-	b := make([]byte, len(h.in), need)
+	b := make([]byte, len(h.in), need+1)
 	copy(b, h.in)
 	for len(b) < need {
 		n, err := unix.Read(h.fd, b[len(b):need])

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/run-js-server/run-js-server/pkg/wire"
 )
@@ -241,5 +242,172 @@ func TestTamperingChangesNothing(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// memoryOverheadKiB is the stated bound on what a worker holds beyond its
+// heap limit: the binary, the Go runtime, and the transient buffers of the
+// host (see README "Memory").
+const memoryOverheadKiB = 16 << 10
+
+// TestMemoryBound (item 5): whatever crosses between the program and the
+// host, the worker's peak resident set stays within its heap limit plus
+// memoryOverheadKiB. The rows move the largest values each path allows.
+func TestMemoryBound(t *testing.T) {
+	if asanEnabled {
+		t.Skip("AddressSanitizer's allocator keeps freed memory in quarantine: peaks mean nothing")
+	}
+	t.Parallel()
+	const limit = 64 << 20
+	bigResult := func(ctx context.Context, c Call) Outcome {
+		if c.Tool == "get_issue" {
+			n := limit/wire.ResultMemoryShare - 200
+			return Answer(json.RawMessage(`{"content":[],"structuredContent":{"s":"` + strings.Repeat("r", n) + `"}}`))
+		}
+		return echoCall(ctx, c)
+	}
+	tests := []struct {
+		name    string
+		code    string
+		input   string
+		status  wire.Status
+		goHeavy bool // moves a large value through Go's heap (inflated by the race detector)
+	}{
+		{name: "wide return (issue 11)", code: `return "\u0100".repeat(6 << 20)`, status: wire.StatusReturned},
+		{name: "ASCII return at the cap", code: `return 'x'.repeat((20 << 20) - 2)`, status: wire.StatusReturned},
+		{name: "ASCII return over the cap", code: `return 'x'.repeat(21 << 20)`, status: wire.StatusReturned},
+		{name: "wide return too large for the heap", code: `return "\u0100".repeat(11 << 20)`, status: wire.StatusOutOfMemory},
+		{name: "return with the heap nearly full", code: `const keep = []; try { for (;;) keep.push('k'.repeat(1 << 20)) } catch (e) {} keep.length -= 12; return "\u00e9".repeat(4 << 20)`},
+		{name: "one huge wide line", code: `console.log("\u0100".repeat(6 << 20))`, status: wire.StatusReturned},
+		{name: "an output flood", code: `const s = "\u0100".repeat(99); for (let i = 0; i < 300000; i++) console.log(s)`, status: wire.StatusReturned},
+		{name: "arguments at the cap", code: `await tools.issues.list_issues({s: "\u00e9".repeat((2 << 20) - 20)}); return 1`, status: wire.StatusReturned},
+		{name: "a result of a third of the heap", code: `const r = await tools.issues.get_issue({}); return r.structuredContent.s.length`, status: wire.StatusReturned, goHeavy: true},
+		{name: "input at the cap", code: `return input.s.length`, input: `{"s":"` + strings.Repeat("i", (4<<20)-20) + `"}`, status: wire.StatusReturned},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.goHeavy && raceEnabled {
+				t.Skip("the race detector's shadow of Go's heap inflates the peak; .ci/run runs this row without -race")
+			}
+			req := Request{Code: tt.code, Call: bigResult, Limits: wire.Limits{MemoryBytes: limit}}
+			if tt.input != "" {
+				req.Input = json.RawMessage(tt.input)
+			}
+			e := runProgram(t, req)
+			if tt.status != "" {
+				wantStatus(t, e, tt.status)
+			}
+			if e.Status == wire.StatusCrashed {
+				t.Fatalf("crashed: %+v", e.Crash)
+			}
+			bound := int64(limit>>10) + memoryOverheadKiB + raceBaseKiB
+			t.Logf("%s: peak %d KiB (bound %d KiB)", e.Status, e.PeakMemoryKiB, bound)
+			if e.PeakMemoryKiB == 0 || e.PeakMemoryKiB > bound {
+				t.Fatalf("peak %d KiB, above the bound of %d KiB (limit %d MiB + %d KiB)", e.PeakMemoryKiB, bound, limit>>20, memoryOverheadKiB+raceBaseKiB)
+			}
+		})
+	}
+}
+
+// TestEndingsEarned (item 4): each program ends as what it did:
+// out_of_memory only when the engine ran out of memory, threw for what it
+// threw however hostile the value, and a returned value too large to send
+// ends out_of_memory saying so, or returns the "return less" text.
+func TestEndingsEarned(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		code   string
+		memory int64
+		status wire.Status
+		errHas []string
+		value  string // a prefix of the value's JSON
+	}{
+		{name: "a Proxy whose traps throw", code: `const h = {}; for (const k of ['get', 'getPrototypeOf', 'ownKeys', 'getOwnPropertyDescriptor', 'has']) h[k] = () => { throw new Error('trap') }; throw new Proxy({}, h)`,
+			status: wire.StatusThrew, errHas: []string{"NonError", "non-Error value"}},
+		{name: "a revoked Proxy", code: `const r = Proxy.revocable({}, {}); r.revoke(); throw r.proxy`, status: wire.StatusThrew, errHas: []string{"NonError"}},
+		{name: "a Proxy of an Error", code: `throw new Proxy(new Error('inner'), {get() { throw 1 }})`, status: wire.StatusThrew, errHas: []string{"Error"}},
+		{name: "after a hostile Symbol.hasInstance", code: `Object.defineProperty(Error, Symbol.hasInstance, {value() { throw new Error('no') }}); throw new TypeError('plain')`,
+			status: wire.StatusThrew, errHas: []string{"TypeError: plain"}},
+		{name: "after Error's prototype became hostile", code: `for (const k of ['name', 'message', 'stack']) Object.defineProperty(Error.prototype, k, {get() { throw 1 }}); throw new Error('m')`,
+			status: wire.StatusThrew, errHas: []string{"Error: m"}},
+		{name: "an error whose getters throw", code: `const e = new Error('x'); for (const k of ['name', 'message', 'stack']) Object.defineProperty(e, k, {get() { throw 1 }}); throw e`,
+			status: wire.StatusThrew, errHas: []string{"Error"}},
+		{name: "an error whose getters loop", code: `const e = new Error('x'); Object.defineProperty(e, 'message', {get() { for (;;) {} }}); throw e`,
+			status: wire.StatusThrew, errHas: []string{"Error"}},
+		{name: "a thrown InternalError of its own", code: `throw new InternalError('stack overflow')`, status: wire.StatusThrew, errHas: []string{"InternalError: stack overflow"}},
+		{name: "19 MiB returned at 64 MiB", code: `return 'x'.repeat(19 << 20)`, status: wire.StatusReturned, value: `"xxxxxxxx`},
+		{name: "10 MiB returned at 32 MiB", code: `return 'x'.repeat(10 << 20)`, memory: 32 << 20, status: wire.StatusReturned, value: `"xxxxxxxx`},
+		// The JSON text of 12 MiB does not fit beside the string at 32 MiB
+		// (the engine grows its buffer by half again): the program is told so.
+		{name: "12 MiB returned at 32 MiB", code: `return 'x'.repeat(12 << 20)`, memory: 32 << 20, status: wire.StatusOutOfMemory,
+			errHas: []string{"returned a value too large to send", "return less"}},
+		{name: "a wide value too large to send", code: `return "\u0100".repeat(9 << 20)`, memory: 32 << 20, status: wire.StatusOutOfMemory, errHas: []string{"returned a value too large to send", "return less"}},
+		{name: "JSON too large for the heap", code: `return Array(30).fill('s'.repeat(1 << 20))`, memory: 16 << 20,
+			status: wire.StatusOutOfMemory, errHas: []string{"returned a value too large to send"}},
+		{name: "over the returned-value cap", code: `return 'x'.repeat(21 << 20)`, status: wire.StatusReturned, value: `"[the returned value is 22020098 characters`},
+		{name: "a real out of memory", code: `const a = []; for (;;) a.push({n: a.length})`, status: wire.StatusOutOfMemory},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := runProgram(t, Request{Code: tt.code, Limits: wire.Limits{MemoryBytes: tt.memory, TimeoutMs: 5000}})
+			wantStatus(t, e, tt.status)
+			if len(tt.errHas) > 0 {
+				wantErrorContains(t, e, tt.errHas...)
+			}
+			if tt.value != "" && !strings.HasPrefix(string(e.Value), tt.value) {
+				t.Fatalf("value %.80s…, want it to start %s", e.Value, tt.value)
+			}
+		})
+	}
+}
+
+// TestDeadlineEndsTheRunWhateverTheEngineDoes (item 7): a program that keeps
+// the engine from polling its interrupt handler (a native builtin called in
+// a loop, a sort without a comparator, a loop that catches what the
+// interrupt throws when memory is short) is still ended at its deadline by
+// the worker itself, with the call record it knows, not by the parent's
+// kill after the grace.
+func TestDeadlineEndsTheRunWhateverTheEngineDoes(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		code   string
+		limits wire.Limits
+		calls  bool // 20 calls first: 16 in flight, 4 waiting in the program
+	}{
+		{name: "a native builtin in a loop", code: `const a = new Array(1e6).fill(1); for (;;) a.indexOf(2)`},
+		{name: "catching out-of-memory errors (issue 11)", code: `const a = []; for (;;) { try { a.push(new Array(1e5).fill(a.length)); } catch (e) {} }`,
+			limits: wire.Limits{TimeoutMs: 1000, MemoryBytes: 32 << 20}},
+		{name: "a long sort", code: `const a = []; for (let i = 0; i < 5e5; i++) a.push(String((i * 7919) % 5e5)); for (;;) a.sort()`,
+			limits: wire.Limits{TimeoutMs: 1000, MemoryBytes: 256 << 20}},
+		{name: "with calls in flight and waiting", code: `const a = new Array(1e6).fill(1); for (;;) a.indexOf(2)`, calls: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if tt.limits.TimeoutMs == 0 {
+				tt.limits.TimeoutMs = 1000
+			}
+			code := tt.code
+			if tt.calls {
+				code = `for (let i = 0; i < 20; i++) tools.issues.add_comment({i}); ` + code
+			}
+			rec := &callRecorder{}
+			e := runWith(t, Config{Command: testConfig("").Command, Grace: 5 * time.Second}, Request{Code: code, Call: rec.call, Limits: tt.limits})
+			wantStatus(t, e, wire.StatusTimedOut)
+			// The parent's own verdict after the grace says so; the worker's
+			// does not. A 5 s grace leaves the worker every chance.
+			if strings.Contains(e.Error.Message, "grace") || e.Crash != nil {
+				t.Fatalf("the parent ended the run, not the worker: %s", e.Error.Message)
+			}
+			if tt.calls {
+				c := e.Calls
+				if c.Total != 16 || c.NeverSent != 4 || len(c.Unseen)+c.UnseenMore != 16 {
+					t.Fatalf("call record %+v: want 16 sent and unseen, 4 never sent", c)
+				}
+			}
+		})
 	}
 }
