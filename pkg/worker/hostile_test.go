@@ -411,3 +411,185 @@ func TestDeadlineEndsTheRunWhateverTheEngineDoes(t *testing.T) {
 		})
 	}
 }
+
+// keptOf is what the parent keeps of a stream it was sent whole.
+func keptOf(stream string) OutputText {
+	o := NewOutput(wire.OutputHeadChars, wire.OutputTailChars)
+	o.Append(stream)
+	text, cut := o.Take()
+	return OutputText{Text: text, CutChars: cut}
+}
+
+// TestOutputKeptIsExact (item 6): the worker sends only the head, then a
+// tail and a count; what the parent keeps (head, tail, cut count) must be
+// exactly what it would keep had it been sent everything, whatever the
+// program writes, however its run ends.
+func TestOutputKeptIsExact(t *testing.T) {
+	t.Parallel()
+	lines := func(n int, f func(i int) string) string {
+		var b strings.Builder
+		for i := range n {
+			b.WriteString(f(i))
+			b.WriteByte('\n')
+		}
+		return b.String()
+	}
+	// lastLine is the last line of the kept text that starts with prefix.
+	lastNumber := func(text, prefix string) int {
+		i := strings.LastIndex(text, "\n"+prefix)
+		var n int
+		fmt.Sscanf(text[i+1+len(prefix):], "%d", &n)
+		return n
+	}
+	const fffd = "\uFFFD"
+	tests := []struct {
+		name   string
+		code   string
+		limits wire.Limits
+		status wire.Status
+		stream func(kept string) string // the whole stream the program wrote
+	}{
+		{name: "ASCII lines", code: `for (let i = 0; i < 200000; i++) console.log('line ' + i)`,
+			stream: func(string) string { return lines(200000, func(i int) string { return fmt.Sprint("line ", i) }) }},
+		{name: "wide lines", code: `const s = '\u0100'.repeat(99); for (let i = 0; i < 100000; i++) console.log(s + i)`,
+			stream: func(string) string {
+				return lines(100000, func(i int) string { return strings.Repeat("Ā", 99) + fmt.Sprint(i) })
+			}},
+		{name: "pairs at every offset", code: `for (let i = 0; i < 60000; i++) console.log('😀'.repeat(i % 5) + 'x'.repeat(i % 3))`,
+			stream: func(string) string {
+				return lines(60000, func(i int) string { return strings.Repeat("😀", i%5) + strings.Repeat("x", i%3) })
+			}},
+		{name: "one huge line, then more", code: `console.log('y'.repeat(20000000)); console.log('after')`,
+			stream: func(string) string { return strings.Repeat("y", 20000000) + "\nafter\n" }},
+		{name: "a huge line of pairs across the head", code: `console.log('a' + '😀'.repeat(1000000))`,
+			stream: func(string) string { return "a" + strings.Repeat("😀", 1000000) + "\n" }},
+		{name: "lone surrogates", code: `for (let i = 0; i < 5; i++) console.log('\ud83d'.repeat(12345 + i) + '\ude00' + 'a\ud800')`,
+			stream: func(string) string {
+				return lines(5, func(i int) string { return strings.Repeat(fffd, 12344+i) + "😀a" + fffd })
+			}},
+		{name: "output between calls", code: `for (let i = 0; i < 300; i++) { console.log('before ' + i + ' ' + 'x'.repeat(200)); await tools.issues.get_issue({id: i}) }`,
+			stream: func(string) string {
+				return lines(300, func(i int) string { return fmt.Sprint("before ", i, " ", strings.Repeat("x", 200)) })
+			}},
+		{name: "print, warn and error", code: `for (let i = 0; i < 50000; i++) { print('p', i); console.error('e', {i}) }`,
+			stream: func(string) string {
+				var b strings.Builder
+				for i := range 50000 {
+					fmt.Fprintf(&b, "p %d\n[error] e { i: %d }\n", i, i)
+				}
+				return b.String()
+			}},
+		{name: "writing for a while", code: `const end = Date.now() + 400; let i = 0; while (Date.now() < end) console.log('t' + i++); console.log('count ' + i)`,
+			stream: func(kept string) string {
+				n := lastNumber(kept, "count ")
+				return lines(n, func(i int) string { return fmt.Sprint("t", i) }) + fmt.Sprintf("count %d\n", n)
+			}},
+		{name: "writing until the deadline", code: `let i = 0; for (;;) console.log('z' + i++)`, limits: wire.Limits{TimeoutMs: 700}, status: wire.StatusTimedOut,
+			stream: func(kept string) string {
+				return lines(lastNumber(kept, "z")+1, func(i int) string { return fmt.Sprint("z", i) })
+			}},
+		{name: "writing until memory runs out", code: `const keep = []; let i = 0; for (;;) { keep.push({i}); console.log('m' + i++) }`, limits: wire.Limits{MemoryBytes: 8 << 20},
+			status: wire.StatusOutOfMemory,
+			stream: func(kept string) string {
+				return lines(lastNumber(kept, "m")+1, func(i int) string { return fmt.Sprint("m", i) })
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if tt.limits.TimeoutMs == 0 {
+				tt.limits.TimeoutMs = 20_000
+			}
+			if tt.status == "" {
+				tt.status = wire.StatusReturned
+			}
+			e := runProgram(t, Request{Code: tt.code, Call: echoCall, Limits: tt.limits})
+			wantStatus(t, e, tt.status)
+			want := keptOf(tt.stream(e.Output.Text))
+			if e.Output.CutChars != want.CutChars || e.Output.Text != want.Text {
+				t.Fatalf("kept %d bytes with %d cut, want %d bytes with %d cut\ngot  %q … %q\nwant %q … %q",
+					len(e.Output.Text), e.Output.CutChars, len(want.Text), want.CutChars,
+					cut(e.Output.Text, 60), tailOf(e.Output.Text, 60), cut(want.Text, 60), tailOf(want.Text, 60))
+			}
+		})
+	}
+}
+
+func cut(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+func tailOf(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// rawRun runs code in a worker of this binary with the test as its parent,
+// speaking the protocol itself, and counts the bytes of output the worker
+// sent. It answers no call.
+func rawRun(t testing.TB, code string, limits wire.Limits) (outputBytes int, end wire.End, elapsed time.Duration) {
+	t.Helper()
+	p, err := spawn(testConfig("").Command, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		p.conn.Close()
+		killGroup(p.cmd.Process.Pid)
+		_ = p.cmd.Wait()
+		p.stderr.Close()
+	}()
+	l, _ := limits.Normalize()
+	_ = p.conn.SetDeadline(time.Now().Add(l.Timeout() + 30*time.Second))
+	r := wire.NewReader(p.conn, wire.MaxWorkerFrame)
+	if f, err := r.Next(); err != nil || f.Type != wire.TypeHello {
+		t.Fatalf("no hello: %v", err)
+	}
+	start := time.Now()
+	if err := wire.WriteFrame(p.conn, wire.TypeStart, wire.Start{Protocol: wire.ProtocolVersion, RunID: "r", Limits: limits}, []byte(code)); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		f, err := r.Next()
+		if err != nil {
+			t.Fatalf("reading the worker (watchdog: the socket's deadline): %v", err)
+		}
+		switch f.Type {
+		case wire.TypeOutput:
+			outputBytes += len(f.Payload)
+		case wire.TypeEnd:
+			if err := f.Decode(&end); err != nil {
+				t.Fatal(err)
+			}
+			return outputBytes, end, time.Since(start)
+		default:
+			t.Fatalf("unexpected %s frame", f.Type)
+		}
+	}
+}
+
+// TestOutputPastTheHeadIsNotSent (item 6): once the head is full the worker
+// sends a tail and a count, not what the program writes: at most one piece of
+// outputBuffer characters per outputFlush, whatever the volume.
+func TestOutputPastTheHeadIsNotSent(t *testing.T) {
+	t.Parallel()
+	const (
+		written      = 200000 * 100 // 100-character lines
+		outputBuffer = 65536 + 100  // prelude.js CAP, plus the line that crossed it
+		outputFlush  = 100 * time.Millisecond
+	)
+	sent, end, elapsed := rawRun(t, `const s = 'x'.repeat(99); for (let i = 0; i < 200000; i++) console.log(s)`, wire.Limits{TimeoutMs: 60_000})
+	if end.Status != wire.StatusReturned {
+		t.Fatalf("ended %s: %+v", end.Status, end.Error)
+	}
+	bound := wire.OutputHeadChars + 100 + (int(elapsed/outputFlush)+2)*outputBuffer
+	t.Logf("the program wrote %d bytes in %s; the worker sent %d (bound %d)", written, elapsed, sent, bound)
+	if sent > bound || sent > written/4 {
+		t.Fatalf("the worker sent %d bytes of the %d written in %s; at most %d should go", sent, written, elapsed, bound)
+	}
+}
