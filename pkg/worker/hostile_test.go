@@ -57,7 +57,9 @@ func (r *callRecorder) sorted() []recordedCall {
 func TestRefusedCallTakesNoID(t *testing.T) {
 	t.Parallel()
 	rec := &callRecorder{}
-	e := runProgram(t, Request{Call: rec.call, Code: `
+	// A deep stack: JSON.stringify of 2,500 levels must not overflow it, even
+	// with AddressSanitizer's larger frames.
+	e := runProgram(t, Request{Call: rec.call, Limits: wire.Limits{StackBytes: 4 << 20}, Code: `
 		const codes = []
 		const tries = [
 			{many: Array(100001).fill(0)},
