@@ -284,7 +284,7 @@ func TestMemoryBound(t *testing.T) {
 		{name: "an output flood", code: `const s = "\u0100".repeat(99); for (let i = 0; i < 300000; i++) console.log(s)`, status: wire.StatusReturned},
 		{name: "arguments at the cap", code: `await tools.issues.list_issues({s: "\u00e9".repeat((2 << 20) - 20)}); return 1`, status: wire.StatusReturned},
 		{name: "a result of a third of the heap", code: `const r = await tools.issues.get_issue({}); return r.structuredContent.s.length`, status: wire.StatusReturned, goHeavy: true},
-		{name: "input at the cap", code: `return input.s.length`, input: `{"s":"` + strings.Repeat("i", (4<<20)-20) + `"}`, status: wire.StatusReturned},
+		{name: "input at the cap", code: `return input.s.length`, input: `{"s":"` + strings.Repeat("i", (4<<20)-20) + `"}`, status: wire.StatusReturned, goHeavy: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
