@@ -29,7 +29,7 @@ func jsUTF8(ctx *quickjs.Context, v *quickjs.Value) (b []byte, release func(), e
 	if v == nil || !v.IsString() {
 		return nil, func() {}, errNotString
 	}
-	b, release = v.ToUTF8() // patch 0003 of third_party/quickjs-ng
+	b, release = v.ToUTF8() // patch 0013 of third_party/quickjs-ng
 	if release == nil {
 		// Only memory fails a string's conversion; the engine's error is
 		// dropped, the caller says what failed.

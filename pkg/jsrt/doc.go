@@ -29,7 +29,7 @@
 // program's run by the host):
 //
 //   - JS string to Go: jsUTF8 (crossing.go) only, on Value.ToUTF8 (binding
-//     patch 0003, JS_ToCStringLen2 with cesu8 false). Safe for every string
+//     patch 0013, JS_ToCStringLen2 with cesu8 false). Safe for every string
 //     kind: the engine copies unless the string is an 8-bit, ASCII, NORMAL
 //     one, whose own bytes it returns holding a reference; ropes are
 //     linearized first; the length is the byte length, so NULs are kept.
@@ -47,7 +47,7 @@
 //     engine's memory (Ending.Value).
 //   - Go string to JS: the binding's NewString (JS_NewStringLen with the Go
 //     string's pointer and length, copied by the engine during the call).
-//   - JSON to JS: ParseJSONBytes (binding patch 0003; JS_ParseJSON needs a
+//   - JSON to JS: ParseJSONBytes (binding patch 0013; JS_ParseJSON needs a
 //     NUL one past the end, which the host's result buffer carries, else it
 //     copies) for results; ParseJSON for the limits, names and input, before
 //     the program runs.
@@ -58,7 +58,7 @@
 //     own objects (its entry points and its null-prototype out object, whose
 //     properties are plain data: no code runs), and GetIdx on the array the
 //     prelude's explain returns.
-//   - Exceptions: TakeException (binding patch 0003: JS_GetException, runs
+//   - Exceptions: TakeException (binding patch 0013: JS_GetException, runs
 //     nothing), read by the prelude's explain as data. The binding's
 //     Exception, which converts to a Go error by reading name, message,
 //     cause and stack and running JSON.stringify (getters and toJSON of the

@@ -56,15 +56,17 @@ func inChild(t *testing.T, name string, attack func() error) {
 		t.Fatalf("%s: the child did not finish within %s (watchdog)", name, watchdog)
 	}
 	if err != nil || !strings.Contains(out.String(), engineChildOK+name) {
-		t.Fatalf("%s: the engine did not survive (%v); child output:\n%s", name, err, tail(out.String(), 4000))
+		t.Fatalf("%s: the engine did not survive (%v); child output:\n%s", name, err, headTail(out.String(), 3000, 1500))
 	}
 }
 
-func tail(s string, n int) string {
-	if len(s) <= n {
+// headTail keeps the first head and last tail bytes of s (a crash report
+// starts with the signal and the C frame, and ends with the registers).
+func headTail(s string, head, tail int) string {
+	if len(s) <= head+tail {
 		return s
 	}
-	return "..." + s[len(s)-n:]
+	return s[:head] + "\n[...]\n" + s[len(s)-tail:]
 }
 
 // newEngine builds a runtime and a context with the program's intrinsics,
@@ -203,4 +205,222 @@ func firstDiff(a, b []uint16) int {
 		}
 	}
 	return min(len(a), len(b))
+}
+
+// TestEngineRegExpCompileOOM is patch 0006: compiling a regular expression
+// when an allocation of its byte code fails must not write past the buffer.
+// The child fills the heap to its limit, then frees it a small object at a
+// time, compiling patterns at every step, so that the byte code's growth
+// fails at every possible point (the goto of an alternative, a lookahead,
+// a quantifier, the named groups). Without the patch the alternative's goto
+// is patched up to 4 bytes past the end of a full buffer: AddressSanitizer
+// reports a heap-buffer-overflow (go test -asan); a plain build may or may
+// not notice, depending on malloc's slack at that size.
+func TestEngineRegExpCompileOOM(t *testing.T) {
+	inChild(t, "regexp-compile-oom", regexpCompileOOMAttack)
+}
+
+func regexpCompileOOMAttack() error {
+	rt, ctx := newEngine()
+	rt.SetMemoryLimit(4 << 20)
+	v, err := evalValue(ctx, `
+		const patterns = [];
+		for (let k = 1; k <= 6; k++) patterns.push(('x'.repeat(k) + '|').repeat(1500 / k));
+		patterns.push('(?:a|)'.repeat(600), '(?=a|b)'.repeat(500), 'a*?b+?'.repeat(500),
+			Array.from({length: 200}, (_, i) => '(?<g' + i + '>a)').join('|'), '(?<=a|bc)'.repeat(400));
+		let compiled = 0, failed = 0;
+		for (const pat of patterns) {
+			let head = null;
+			try { for (;;) head = {next: head} } catch (e) {}
+			for (let steps = 0; head !== null && steps < 4000; steps++) {
+				head = head.next;
+				try { new RegExp(pat); compiled++ } catch (e) { failed++ }
+			}
+			head = null;
+		}
+		const ok = patterns.every(p => new RegExp(p).source.length > 0) &&
+			/(?<y>\d{4})-(?<m>\d\d)/.exec('on 2026-12-01').groups.m === '12';
+		[ok, compiled > 0, failed > 0].join()`)
+	if err != nil {
+		return err
+	}
+	got := v.ToString()
+	v.Free()
+	if got != "true,true,true" {
+		return fmt.Errorf("after compiling at the memory limit: works, some compiled, some failed = %s, want true,true,true", got)
+	}
+	ctx.Close()
+	rt.Close()
+	return nil
+}
+
+// TestEngineResolvingFunctionsOOM is patch 0007: when creating a promise's
+// second resolving function runs out of memory, the first must not be left
+// behind in the caller's array, freed. The child fills the heap, then frees
+// it a small object at a time and, with spacers of every size in between,
+// calls async functions and generators and makes promises, so that each
+// allocation on those paths fails at some step. Without the patch an async
+// function call that fails there frees its resolve function twice.
+func TestEngineResolvingFunctionsOOM(t *testing.T) {
+	inChild(t, "resolving-functions-oom", resolvingFunctionsOOMAttack)
+}
+
+func resolvingFunctionsOOMAttack() error {
+	rt, ctx := newEngine()
+	rt.SetMemoryLimit(2 << 20)
+	v, err := evalValue(ctx, `
+		async function af(x) { return x }
+		async function* ag(x) { yield x }
+		const attempts = [
+			() => af(1),
+			() => ag(1).next(),
+			() => new Promise(r => r(1)),
+			() => Promise.resolve(1).then(x => x),
+			() => af(1).then(x => x),
+		];
+		let ok = 0, failed = 0;
+		for (const attempt of attempts) {
+			let head = null;
+			try { for (;;) head = {next: head} } catch (e) {}
+			for (let steps = 0; head !== null && steps < 300; steps++) {
+				head = head.next;
+				for (let size = 0; size <= 160; size += 8) {
+					let spacer = null;
+					try { spacer = new Uint8Array(size) } catch (e) {}
+					try { attempt(); ok++ } catch (e) { failed++ }
+					spacer = null;
+				}
+			}
+			head = null;
+		}
+		[ok > 0, failed > 0].join()`)
+	if err != nil {
+		return err
+	}
+	got := v.ToString()
+	v.Free()
+	if got != "true,true" {
+		return fmt.Errorf("some attempts succeeded, some failed = %s, want true,true", got)
+	}
+	for i := 0; i < 100; i++ {
+		if ctx.LoopOnce() <= 0 {
+			break
+		}
+	}
+	check, err := evalValue(ctx, `let r = 0; af(41).then(x => { r = x + 1 }); 'ran'`)
+	if err != nil {
+		return err
+	}
+	check.Free()
+	for i := 0; i < 100; i++ {
+		if ctx.LoopOnce() <= 0 {
+			break
+		}
+	}
+	after, err := evalValue(ctx, `r`)
+	if err != nil {
+		return err
+	}
+	r := after.ToString()
+	after.Free()
+	if r != "42" {
+		return fmt.Errorf("after the attempts, an async function's result is %s, want 42", r)
+	}
+	ctx.Close()
+	rt.Close()
+	return nil
+}
+
+// TestEngineCallSiteOOM is patch 0008: when storing a CallSite in the array
+// given to Error.prepareStackTrace fails for lack of memory, the CallSite and
+// the frame data it took over must be freed once. The child makes errors
+// from deep calls while sweeping the free memory, as above.
+func TestEngineCallSiteOOM(t *testing.T) {
+	inChild(t, "callsite-oom", callSiteOOMAttack)
+}
+
+func callSiteOOMAttack() error {
+	rt, ctx := newEngine()
+	rt.SetMemoryLimit(2 << 20)
+	v, err := evalValue(ctx, `
+		Error.prepareStackTrace = (e, frames) => frames;
+		Error.stackTraceLimit = 64;
+		function deep(n) { return n === 0 ? new Error('x') : deep(n - 1) }
+		let made = 0, failed = 0;
+		for (const depth of [5, 20, 60]) {
+			let head = null;
+			try { for (;;) head = {next: head} } catch (e) {}
+			for (let steps = 0; head !== null && steps < 300; steps++) {
+				head = head.next;
+				for (let size = 0; size <= 160; size += 8) {
+					let spacer = null;
+					try { spacer = new Uint8Array(size) } catch (e) {}
+					try { if (deep(depth).stack) made++ } catch (e) { failed++ }
+					spacer = null;
+				}
+			}
+			head = null;
+		}
+		const frames = deep(3).stack;
+		[made > 0, Array.isArray(frames) && frames.length >= 4 && typeof frames[0].getFunctionName === 'function'].join()`)
+	if err != nil {
+		return err
+	}
+	got := v.ToString()
+	v.Free()
+	if got != "true,true" {
+		return fmt.Errorf("errors made at the limit, CallSites after = %s, want true,true", got)
+	}
+	ctx.Close()
+	rt.Close()
+	return nil
+}
+
+// TestEngineCoroutinesTearDown is a guard for patch 0009, which makes the
+// var_refs of coroutine frames GC objects holding their coroutine: every
+// kind of coroutine, suspended or finished, with closures and mapped
+// arguments over its locals, must still be freed, so that freeing the
+// runtime finds no object left (JS_FreeRuntime asserts it and aborts).
+func TestEngineCoroutinesTearDown(t *testing.T) {
+	inChild(t, "coroutines-tear-down", coroutinesTearDownAttack)
+}
+
+func coroutinesTearDownAttack() error {
+	rt, ctx := newEngine()
+	v, err := evalValue(ctx, `
+		globalThis.keep = [];
+		const never = () => new Promise(() => {});
+		const AsyncFunction = (async function () {}).constructor;
+		const argsAsync = AsyncFunction('a', 'keep.push(() => arguments); await never()');
+		function* argsGen(a) { keep.push(() => arguments); yield a }
+		for (let i = 0; i < 200; i++) {
+			(async () => { const x = {i}; keep.push(() => x); await never() })();
+			(async () => { const x = {i}; const f = () => x; x.f = f; await never() })();
+			(async () => { const x = {i}; keep.push(() => x); await null; return x })();
+			const g = (function* () { const y = {i}; keep.push(() => y); yield 1; yield 2 })(); g.next(); keep.push(g);
+			(function* () { const y = {i}; y.g = () => y; yield 1 })().next();
+			const ag = (async function* () { const z = {i}; keep.push(() => z); yield 1; await never() })(); ag.next(); ag.next();
+			argsAsync(i);
+			argsGen(i).next();
+		}
+		keep.length`)
+	if err != nil {
+		return err
+	}
+	v.Free()
+	for i := 0; i < 1000 && ctx.LoopOnce() > 0; i++ {
+	}
+	rt.RunGC()
+	check, err := evalValue(ctx, `keep.filter(f => typeof f === 'function').every(f => f() !== undefined)`)
+	if err != nil {
+		return err
+	}
+	got := check.ToString()
+	check.Free()
+	if got != "true" {
+		return fmt.Errorf("after a collection, every kept closure reaches its variable = %s, want true", got)
+	}
+	ctx.Close()
+	rt.Close() // aborts if any object was leaked (or freed twice)
+	return nil
 }

@@ -362,7 +362,7 @@ func (l *loop) parseResult(payload []byte) *quickjs.Value {
 			debug.FreeOSMemory()
 		}()
 	}
-	return l.ctx.ParseJSONBytes(payload) // patch 0003 of third_party/quickjs-ng
+	return l.ctx.ParseJSONBytes(payload) // patch 0013 of third_party/quickjs-ng
 }
 
 // afterCall checks what a call into the prelude returned.

@@ -1257,7 +1257,7 @@ func (ctx *Context) exceptionError() error {
 	return errors.New("javascript exception")
 }
 
-/* run-js-server patch 0003: exact UTF-8 of a string, without a copy in Go. */
+/* run-js-server patch 0013: exact UTF-8 of a string, without a copy in Go. */
 
 // ToUTF8 returns the UTF-8 encoding of the value converted to a string, as
 // JS_ToCStringLen2 makes it with cesu8 false: exact (an embedded NUL is kept;
@@ -1284,7 +1284,7 @@ func (v *Value) ToUTF8() (b []byte, release func()) {
 	return unsafe.Slice((*byte)(unsafe.Pointer(ptr)), int(n)), release
 }
 
-/* run-js-server patch 0003: JSON.parse of bytes, without copying them. */
+/* run-js-server patch 0013: JSON.parse of bytes, without copying them. */
 
 // ParseJSONBytes is ParseJSON of the JSON text in b. When the byte one past
 // the end of b is a NUL within its capacity (cap(b) > len(b) and
@@ -1304,7 +1304,7 @@ func (ctx *Context) ParseJSONBytes(b []byte) *Value {
 	return &Value{ctx: ctx, ref: ref}
 }
 
-/* run-js-server patch 0003: the pending exception as a value. */
+/* run-js-server patch 0013: the pending exception as a value. */
 
 // TakeException removes the pending exception and returns it as a value,
 // running no JavaScript (Exception converts it to a Go error, which reads

@@ -4,7 +4,7 @@
    other engine sources (the pristine module's, or before a patch) could be
    reused. third_party/quickjs-ng/pin_test.go checks it; its
    -update-cache-key flag rewrites it.
-   engine-sources-sha256: c7273f4e182425c08ab9e5b42d915a3ee24c80bc278500caf9e531147c7077ca */
+   engine-sources-sha256: e1bd0bbae305135d9b44f895cb0e84ef6e629b65eff8ee95fbf0db663a28583c */
 #include "deps/quickjs/quickjs.c"
 
 int QuickjsGoPollInterrupt(JSContext *ctx) {

@@ -1191,6 +1191,11 @@ static int re_parse_term(REParseState *s, bool is_backward_dir)
 
     if (lre_check_size(s))
         return -1;
+    /* run-js-server patch 0006: once an allocation of the byte code has
+       failed, the positions the emitters returned may lie past what was
+       written (even past the allocation); stop before any is used. */
+    if (dbuf_error(&s->byte_code))
+        return re_parse_out_of_memory(s);
     last_atom_start = -1;
     last_capture_count = 0;
     p = s->buf_ptr;
@@ -1281,7 +1286,7 @@ static int re_parse_term(REParseState *s, bool is_backward_dir)
                 re_emit_op(s, REOP_match);
                 /* jump after the 'match' after the lookahead is successful */
                 if (dbuf_error(&s->byte_code))
-                    return -1;
+                    return re_parse_out_of_memory(s); /* patch 0006: set the message */
                 put_u32(s->byte_code.buf + pos, s->byte_code.size - (pos + 4));
             } else if (p[2] == '<') {
                 p += 3;
@@ -1566,6 +1571,11 @@ static int re_parse_term(REParseState *s, bool is_backward_dir)
                 if (dbuf_error(&s->byte_code))
                     goto out_of_memory;
             }
+            /* patch 0006: a lazy quantifier skipped the check above, and
+               re_need_check_advance() walks the atom's byte code, whose last
+               instruction may be cut short by a failed allocation. */
+            if (dbuf_error(&s->byte_code))
+                goto out_of_memory;
             /* the spec tells that if there is no advance when
                running the atom after the first quant_min times,
                then there is no match. We remove this test when we
@@ -1701,7 +1711,7 @@ static int re_parse_alternative(REParseState *s, bool is_backward_dir)
             end = s->byte_code.size;
             term_size = end - term_start;
             if (dbuf_claim(&s->byte_code, term_size))
-                return -1;
+                return re_parse_out_of_memory(s); /* patch 0006: set the message */
             memmove(s->byte_code.buf + start + term_size,
                     s->byte_code.buf + start,
                     end - start);
@@ -1739,6 +1749,12 @@ static int re_parse_disjunction(REParseState *s, bool is_backward_dir)
 
         if (re_parse_alternative(s, is_backward_dir))
             return -1;
+
+        /* patch 0006: if emitting the goto failed (an empty alternative
+           parses no term, so nothing above noticed), 'pos' may be the end
+           of a full buffer: put_u32() below wrote up to 4 bytes past it. */
+        if (dbuf_error(&s->byte_code))
+            return re_parse_out_of_memory(s);
 
         /* patch the goto */
         len = s->byte_code.size - (pos + 4);
@@ -1874,7 +1890,13 @@ uint8_t *lre_compile(int *plen, char *error_msg, int error_msg_size,
 
     /* add the named groups if needed */
     if (s->group_names.size > (s->capture_count - 1)) {
-        dbuf_put(&s->byte_code, s->group_names.buf, s->group_names.size);
+        /* patch 0006: without the names, the flag set below would make
+           lre_get_groupnames() read past the end of the byte code */
+        if (dbuf_put(&s->byte_code, s->group_names.buf, s->group_names.size) ||
+            dbuf_error(&s->group_names)) {
+            re_parse_out_of_memory(s);
+            goto error;
+        }
         put_u16(s->byte_code.buf + RE_HEADER_FLAGS,
                 LRE_FLAG_NAMED_GROUPS | lre_get_flags(s->byte_code.buf));
     }

@@ -380,6 +380,11 @@ typedef struct JSStackFrame {
     /* only used in generators. Current stack pointer value. NULL if
        the function is running. */
     JSValue *cur_sp;
+    /* run-js-server patch 0009: the GC object that owns this frame when
+       it lives on the heap (an async function's JSAsyncFunctionData, a
+       generator or async generator object); NULL for a frame on the C
+       stack, which needs none (a running function is not collected). */
+    struct JSGCObjectHeader *cur_gc_obj;
 } JSStackFrame;
 
 typedef enum {
@@ -424,6 +429,16 @@ typedef struct JSVarRef {
             JSStackFrame *stack_frame;
         }; /* used when is_detached = false */
     };
+    /* run-js-server patch 0009: true for an open var_ref created when its
+       frame had an owning coroutine (stack_frame->cur_gc_obj != NULL).
+       Such a var_ref is a GC object (JS_GC_OBJ_TYPE_VAR_REF) holding a
+       counted reference to that coroutine, so that the cycle collector
+       sees closure -> var_ref -> coroutine. Before, an open var_ref was no
+       GC object and no holder marked it: a suspended coroutine reachable
+       only through a closure over one of its locals was collected while
+       the closure could still reach (and the program resume) it. Kept
+       outside the header union, whose bytes alias the GC list link. */
+    uint8_t is_coro;
 } JSVarRef;
 
 typedef struct JSRefCountHeader {
@@ -1397,6 +1412,8 @@ static JSValue js_import_meta(JSContext *ctx);
 static JSValue js_dynamic_import(JSContext *ctx, JSValueConst specifier,
                                  JSValueConst options);
 static void free_var_ref(JSRuntime *rt, JSVarRef *var_ref);
+static void js_async_function_free(JSRuntime *rt, JSAsyncFunctionData *s);
+static void js_release_coro(JSRuntime *rt, JSGCObjectHeader *coro);
 static JSValue js_new_promise_capability(JSContext *ctx,
                                          JSValue *resolving_funcs,
                                          JSValueConst ctor);
@@ -6499,6 +6516,18 @@ static inline JSShapeProperty *find_own_property(JSProperty **ppr,
     return NULL;
 }
 
+/* run-js-server patch 0009: release the reference an open coroutine
+   var_ref holds on the GC object owning its frame. */
+static void js_release_coro(JSRuntime *rt, JSGCObjectHeader *coro)
+{
+    if (coro->gc_obj_type == JS_GC_OBJ_TYPE_ASYNC_FUNCTION)
+        js_async_function_free(rt, (JSAsyncFunctionData *)coro);
+    else if (coro->gc_obj_type == JS_GC_OBJ_TYPE_JS_OBJECT) /* (async) generator */
+        JS_FreeValueRT(rt, JS_MKPTR(JS_TAG_OBJECT, (JSObject *)coro));
+    else
+        abort();
+}
+
 static void free_var_ref(JSRuntime *rt, JSVarRef *var_ref)
 {
     if (var_ref) {
@@ -6511,6 +6540,12 @@ static void free_var_ref(JSRuntime *rt, JSVarRef *var_ref)
                 JSStackFrame *sf = var_ref->stack_frame;
                 assert(sf->var_refs[var_ref->var_ref_idx] == var_ref);
                 sf->var_refs[var_ref->var_ref_idx] = NULL;
+                /* patch 0009: drop the coroutine reference last, it may
+                   free the frame sf points into */
+                if (var_ref->is_coro) {
+                    remove_gc_object(&var_ref->header);
+                    js_release_coro(rt, sf->cur_gc_obj);
+                }
             }
             js_free_rt(rt, var_ref);
         }
@@ -6609,7 +6644,8 @@ static void js_bytecode_function_mark(JSRuntime *rt, JSValueConst val,
         if (var_refs) {
             for(i = 0; i < b->closure_var_count; i++) {
                 JSVarRef *var_ref = var_refs[i];
-                if (var_ref && var_ref->is_detached) {
+                /* patch 0009: an open coroutine var_ref is a GC object too */
+                if (var_ref && (var_ref->is_detached || var_ref->is_coro)) {
                     mark_func(rt, &var_ref->header);
                 }
             }
@@ -6892,7 +6928,8 @@ static void mark_children(JSRuntime *rt, JSGCObjectHeader *gp,
                             if (pr->u.getset.setter)
                                 mark_func(rt, &pr->u.getset.setter->header);
                         } else if ((prs->flags & JS_PROP_TMASK) == JS_PROP_VARREF) {
-                            if (pr->u.var_ref->is_detached) {
+                            if (pr->u.var_ref->is_detached ||
+                                pr->u.var_ref->is_coro) { /* patch 0009 */
                                 /* Note: the tag does not matter
                                    provided it is a GC object */
                                 mark_func(rt, &pr->u.var_ref->header);
@@ -6934,9 +6971,15 @@ static void mark_children(JSRuntime *rt, JSGCObjectHeader *gp,
     case JS_GC_OBJ_TYPE_VAR_REF:
         {
             JSVarRef *var_ref = (JSVarRef *)gp;
-            /* only detached variable referenced are taken into account */
-            assert(var_ref->is_detached);
-            JS_MarkValue(rt, *var_ref->pvalue, mark_func);
+            if (var_ref->is_detached) {
+                JS_MarkValue(rt, *var_ref->pvalue, mark_func);
+            } else {
+                /* patch 0009: an open var_ref is a GC object only when it
+                   keeps a coroutine alive; the variable itself lives in the
+                   coroutine's frame, which the coroutine marks. */
+                assert(var_ref->is_coro);
+                mark_func(rt, var_ref->stack_frame->cur_gc_obj);
+            }
         }
         break;
     case JS_GC_OBJ_TYPE_ASYNC_FUNCTION:
@@ -7930,10 +7973,11 @@ static void build_backtrace(JSContext *ctx, JSValueConst error_val,
                 JSValue v = js_new_callsite(ctx, &csd[j]);
                 if (JS_IsException(v))
                     break;
-                if (JS_DefinePropertyValueUint32(ctx, stack, j, v, JS_PROP_C_W_E) < 0) {
-                    JS_FreeValue(ctx, v);
+                /* run-js-server patch 0008: JS_DefinePropertyValueUint32()
+                   consumes v, on failure too; freeing it here freed the
+                   CallSite twice. */
+                if (JS_DefinePropertyValueUint32(ctx, stack, j, v, JS_PROP_C_W_E) < 0)
                     break;
-                }
             }
         }
         // Clear the csd's we didn't use in case of error.
@@ -16242,7 +16286,8 @@ static void js_mapped_arguments_mark(JSRuntime *rt, JSValueConst val,
         int i;
         if (var_refs) {
             for(i = 0; i < p->u.array.count; i++) {
-                if (var_refs[i] && var_refs[i]->is_detached)
+                if (var_refs[i] && (var_refs[i]->is_detached ||
+                                    var_refs[i]->is_coro)) /* patch 0009 */
                     mark_func(rt, &var_refs[i]->header);
             }
         }
@@ -17031,6 +17076,7 @@ static JSVarRef *js_create_var_ref(JSContext *ctx, bool is_gc_object)
         return NULL;
     var_ref->header.ref_count = 1;
     var_ref->is_detached = true;
+    var_ref->is_coro = false; /* patch 0009 */
     var_ref->value = JS_UNDEFINED;
     var_ref->pvalue = &var_ref->value;
     if (is_gc_object)
@@ -17081,6 +17127,15 @@ static JSVarRef *get_var_ref(JSContext *ctx, JSStackFrame *sf, int var_idx,
         var_ref->stack_frame = sf;
         sf->var_refs[var_ref_idx] = var_ref;
         var_ref->pvalue = pvalue;
+        /* patch 0009: a local of a heap frame: keep its coroutine alive
+           while this var_ref is open, visibly to the cycle collector. The
+           choice is made once, here: cur_gc_obj is set only after a
+           generator's prologue, and the var_refs made before stay plain. */
+        var_ref->is_coro = (sf->cur_gc_obj != NULL);
+        if (var_ref->is_coro) {
+            sf->cur_gc_obj->ref_count++;
+            add_gc_object(ctx->rt, &var_ref->header, JS_GC_OBJ_TYPE_VAR_REF);
+        }
         return var_ref;
     } else {
         /* Variable is not captured (e.g., from eval closures on uncaptured vars).
@@ -17090,6 +17145,7 @@ static JSVarRef *get_var_ref(JSContext *ctx, JSStackFrame *sf, int var_idx,
             return NULL;
         var_ref->header.ref_count = 1;
         var_ref->is_detached = true;
+        var_ref->is_coro = false; /* patch 0009 */
         var_ref->value = js_dup(*pvalue);
         var_ref->pvalue = &var_ref->value;
         add_gc_object(ctx->rt, &var_ref->header, JS_GC_OBJ_TYPE_VAR_REF);
@@ -17325,11 +17381,24 @@ static int js_op_define_class(JSContext *ctx, JSValue *sp,
 
 static void close_var_ref(JSRuntime *rt, JSVarRef *var_ref)
 {
+    JSGCObjectHeader *coro;
+
+    /* patch 0009: releasing a coroutine below can free it, and freeing
+       it closes its frame's var_refs again: skip one already closed (its
+       union now holds the value, not the frame). */
+    if (var_ref->is_detached)
+        return;
+    /* read before 'value' overwrites stack_frame (same union) */
+    coro = var_ref->is_coro ? var_ref->stack_frame->cur_gc_obj : NULL;
     var_ref->value = js_dup(*var_ref->pvalue);
     var_ref->pvalue = &var_ref->value;
     /* the reference is no longer to a local variable */
     var_ref->is_detached = true;
-    add_gc_object(rt, &var_ref->header, JS_GC_OBJ_TYPE_VAR_REF);
+    var_ref->is_coro = false;
+    if (coro)
+        js_release_coro(rt, coro); /* already a GC object */
+    else
+        add_gc_object(rt, &var_ref->header, JS_GC_OBJ_TYPE_VAR_REF);
 }
 
 static void close_var_refs(JSRuntime *rt, JSStackFrame *sf)
@@ -17680,6 +17749,7 @@ static JSValue JS_CallInternal(JSContext *caller_ctx, JSValueConst func_obj,
     sf->var_ref_count = b->var_ref_count;
     for(i = 0; i < b->var_ref_count; i++)
         sf->var_refs[i] = NULL;
+    sf->cur_gc_obj = NULL; /* patch 0009: a C-stack frame */
     sp = stack_buf;
     pc = b->byte_code_buf;
     /* sf->cur_pc must we set to pc before any recursive calls to JS_CallInternal. */
@@ -20588,6 +20658,7 @@ static __exception int async_func_init(JSContext *ctx, JSAsyncFunctionState *s,
     sf->arg_count = arg_buf_len;
     sf->var_buf = sf->arg_buf + arg_buf_len;
     sf->cur_sp = sf->var_buf + b->var_count;
+    sf->cur_gc_obj = NULL; /* patch 0009: set by the caller once the owner exists */
     sf->var_refs = (JSVarRef **)(sf->cur_sp + b->stack_size);
     sf->var_ref_count = b->var_ref_count;
     for(i = 0; i < b->var_ref_count; i++)
@@ -20825,6 +20896,9 @@ static JSValue js_call_generator_function(JSContext *ctx, JSValueConst func_obj,
     if (JS_IsException(obj))
         goto fail;
     JS_SetOpaqueInternal(obj, s);
+    /* patch 0009: the body runs from the first next() on; the prologue
+       run above stopped at OP_initial_yield */
+    s->func_state.frame.cur_gc_obj = &JS_VALUE_GET_OBJ(obj)->header;
     return obj;
  fail:
     free_generator_stack_rt(ctx->rt, s);
@@ -20892,6 +20966,9 @@ static int js_async_function_resolve_create(JSContext *ctx,
         if (JS_IsException(resolving_funcs[i])) {
             if (i == 1)
                 JS_FreeValue(ctx, resolving_funcs[0]);
+            /* run-js-server patch 0007: leave no freed value behind */
+            resolving_funcs[0] = JS_UNDEFINED;
+            resolving_funcs[1] = JS_UNDEFINED;
             return -1;
         }
         p = JS_VALUE_GET_OBJ(resolving_funcs[i]);
@@ -21024,6 +21101,8 @@ static JSValue js_async_function_call(JSContext *ctx, JSValueConst func_obj,
         return JS_EXCEPTION;
     }
     s->is_active = true;
+    /* patch 0009: the body runs now, up to its first await */
+    s->func_state.frame.cur_gc_obj = &s->header;
 
     if (!js_async_function_resume(ctx, s))
         goto fail;
@@ -21131,6 +21210,9 @@ static int js_async_generator_resolve_function_create(JSContext *ctx,
         if (JS_IsException(func)) {
             if (i == 1)
                 JS_FreeValue(ctx, resolving_funcs[0]);
+            /* run-js-server patch 0007: leave no freed value behind */
+            resolving_funcs[0] = JS_UNDEFINED;
+            resolving_funcs[1] = JS_UNDEFINED;
             return -1;
         }
         resolving_funcs[i] = func;
@@ -21470,6 +21552,8 @@ static JSValue js_async_generator_function_call(JSContext *ctx,
     if (JS_IsException(obj))
         goto fail;
     s->generator = JS_VALUE_GET_OBJ(obj);
+    /* patch 0009: as for generators, after the prologue */
+    s->func_state.frame.cur_gc_obj = &s->generator->header;
     JS_SetOpaqueInternal(obj, s);
     return obj;
  fail:
@@ -30565,6 +30649,7 @@ static JSVarRef *js_create_module_var(JSContext *ctx, bool is_lexical)
         var_ref->value = JS_UNDEFINED;
     var_ref->pvalue = &var_ref->value;
     var_ref->is_detached = true;
+    var_ref->is_coro = false; /* patch 0009 */
     add_gc_object(ctx->rt, &var_ref->header, JS_GC_OBJ_TYPE_VAR_REF);
     return var_ref;
 }
@@ -48489,13 +48574,23 @@ static JSValue js_regexp_escape(JSContext *ctx, JSValueConst this_val,
                                 int argc, JSValueConst *argv)
 {
     StringBuffer b_s, *b = &b_s;
+    JSValue str, ret;
     JSString *p;
     uint32_t c, i;
     char s[16];
 
     if (!JS_IsString(argv[0]))
         return JS_ThrowTypeError(ctx, "not a string");
-    p = JS_VALUE_GET_STRING(argv[0]);
+    /* run-js-server patch 0005: JS_IsString() is also true for a rope
+       (JS_TAG_STRING_ROPE), whose JSStringRope is not a JSString: reading
+       it as one took the rope's own fields, and the heap after them, as
+       its characters (a type confusion and an out-of-bounds read).
+       JS_ToString() returns a flat string for either tag: a new
+       reference to a flat one, a linearised copy of a rope. */
+    str = JS_ToString(ctx, argv[0]);
+    if (JS_IsException(str))
+        return JS_EXCEPTION;
+    p = JS_VALUE_GET_STRING(str);
     string_buffer_init2(ctx, b, 0, p->is_wide_char);
     for (i = 0; i < p->len; i++) {
         c = p->is_wide_char ? (uint32_t)str16(p)[i] : (uint32_t)str8(p)[i];
@@ -48529,7 +48624,9 @@ static JSValue js_regexp_escape(JSContext *ctx, JSValueConst this_val,
             string_buffer_putc16(b, c);
         }
     }
-    return string_buffer_end(b);
+    ret = string_buffer_end(b);
+    JS_FreeValue(ctx, str);
+    return ret;
 }
 
 static JSValue js_regexp_exec(JSContext *ctx, JSValueConst this_val,
@@ -50393,7 +50490,7 @@ static int js_json_to_str(JSContext *ctx, JSONStringifyContext *jsc,
             sep = js_dup(jsc->empty);
             sep1 = js_dup(jsc->empty);
         }
-        /* run-js-server patch 0004: the stack of the objects being
+        /* run-js-server patch 0014: the stack of the objects being
            serialized is the specification's internal list, not a value a
            program can reach. js_array_push falls back to [[Set]] once
            Array.prototype has an indexed property, which would call a
@@ -51507,6 +51604,20 @@ static int find_prop_key(const JSPropertyEnum *tab, int n, JSAtom atom)
     return -1;
 }
 
+/* run-js-server patch 0010: resize a JSPropertyEnum table to n entries,
+   with the size computed without overflow. NULL (exception set) if that
+   cannot be done. */
+static JSPropertyEnum *js_resize_prop_enum(JSContext *ctx,
+                                                JSPropertyEnum *tab,
+                                                uint64_t n)
+{
+    if (n > SIZE_MAX / sizeof(*tab)) {
+        JS_ThrowOutOfMemory(ctx);
+        return NULL;
+    }
+    return js_realloc(ctx, tab, (size_t)n * sizeof(*tab));
+}
+
 static int js_proxy_get_own_property_names(JSContext *ctx,
                                            JSPropertyEnum **ptab,
                                            uint32_t *plen,
@@ -51514,7 +51625,7 @@ static int js_proxy_get_own_property_names(JSContext *ctx,
 {
     JSProxyData *s;
     JSValue method, prop_array, val;
-    uint32_t len, i, len2;
+    uint32_t len, i, len2, array_len, tab_size;
     JSPropertyEnum *tab, *tab2;
     JSAtom atom;
     int res, is_extensible, idx;
@@ -51532,16 +51643,20 @@ static int js_proxy_get_own_property_names(JSContext *ctx,
         return -1;
     tab = NULL;
     len = 0;
+    tab_size = 0;
     tab2 = NULL;
     len2 = 0;
-    if (js_get_length32(ctx, &len, prop_array))
+    /* run-js-server patch 0010: the trap's result says its own length. The
+       table was allocated for all of it up front, sizeof(tab[0]) * len:
+       on a 32-bit host that product overflows for a length of 2^29 or
+       more and the loop below wrote past a small allocation; on 64-bit
+       hosts a result like {length: 0x20000000} made the engine ask for
+       4 GiB (out of memory instead of the TypeError for its first,
+       missing, element). Grow the table as the elements are read; 'len'
+       counts those stored, which is what the failure path frees. */
+    if (js_get_length32(ctx, &array_len, prop_array))
         goto fail;
-    if (len > 0) {
-        tab = js_mallocz(ctx, sizeof(tab[0]) * len);
-        if (!tab)
-            goto fail;
-    }
-    for(i = 0; i < len; i++) {
+    for(i = 0; i < array_len; i++) {
         val = JS_GetPropertyUint32(ctx, prop_array, i);
         if (JS_IsException(val))
             goto fail;
@@ -51554,8 +51669,24 @@ static int js_proxy_get_own_property_names(JSContext *ctx,
         JS_FreeValue(ctx, val);
         if (atom == JS_ATOM_NULL)
             goto fail;
-        tab[i].atom = atom;
-        tab[i].is_enumerable = false; /* XXX: redundant? */
+        if (len == tab_size) {
+            JSPropertyEnum *new_tab;
+            uint64_t new_size = (uint64_t)tab_size + tab_size / 2;
+            if (new_size < 8)
+                new_size = 8;
+            if (new_size > array_len)
+                new_size = array_len;
+            new_tab = js_resize_prop_enum(ctx, tab, new_size);
+            if (!new_tab) {
+                JS_FreeAtom(ctx, atom);
+                goto fail;
+            }
+            tab = new_tab;
+            tab_size = new_size;
+        }
+        tab[len].atom = atom;
+        tab[len].is_enumerable = false; /* XXX: redundant? */
+        len++;
     }
 
     /* check duplicate properties (XXX: inefficient, could store the
@@ -53646,25 +53777,37 @@ static int js_dispose_resources(JSContext *ctx, JSDisposableStack *ds,
     /* dispose in LIFO order */
     for (i = ds->resource_count - 1; i >= 0; i--) {
         JSDisposableResource *res = &ds->resources[i];
-        JSValue ret;
-        if (JS_IsUndefined(res->method)) {
+        JSValue ret, value, method;
+        int hint;
+        /* run-js-server patch 0003: take the resource out of the stack
+           before running its disposer. The stack keeps resource_count
+           until the loop ends, so js_disposable_stack_mark() (a collection
+           run by a later disposer) visited the value and method of
+           resources already freed here: a use-after-free. The slot now
+           holds undefined, and this function owns the references. */
+        value = res->value;
+        method = res->method;
+        hint = res->hint;
+        res->value = JS_UNDEFINED;
+        res->method = JS_UNDEFINED;
+        if (JS_IsUndefined(method)) {
             /* null/undefined resource, skip */
-            JS_FreeValue(ctx, res->value);
+            JS_FreeValue(ctx, value);
             continue;
         }
-        switch (res->hint) {
+        switch (hint) {
         case JS_DISPOSE_HINT_ADOPT:
-            ret = JS_Call(ctx, res->method, JS_UNDEFINED, 1, vc(&res->value));
+            ret = JS_Call(ctx, method, JS_UNDEFINED, 1, vc(&value));
             break;
         case JS_DISPOSE_HINT_DEFER:
-            ret = JS_Call(ctx, res->method, JS_UNDEFINED, 0, NULL);
+            ret = JS_Call(ctx, method, JS_UNDEFINED, 0, NULL);
             break;
         default: /* JS_DISPOSE_HINT_SYNC */
-            ret = JS_Call(ctx, res->method, res->value, 0, NULL);
+            ret = JS_Call(ctx, method, value, 0, NULL);
             break;
         }
-        JS_FreeValue(ctx, res->value);
-        JS_FreeValue(ctx, res->method);
+        JS_FreeValue(ctx, value);
+        JS_FreeValue(ctx, method);
         if (JS_IsException(ret)) {
             JSValue new_error = JS_GetException(ctx);
             if (has_error) {
@@ -54005,7 +54148,8 @@ static JSValue js_async_dispose_step(JSContext *ctx, JSValueConst this_val,
             return JS_EXCEPTION;
         resolve_fn = JS_NewCFunctionData(ctx, js_async_dispose_rethrow, 0, 0,
                                          1, &prev_err);
-        reject_fn = JS_NewCFunctionData(ctx, js_async_dispose_rethrow, 0, 1,
+        /* run-js-server patch 0004: length 1, see js_disposable_stack_dispose */
+        reject_fn = JS_NewCFunctionData(ctx, js_async_dispose_rethrow, 1, 1,
                                         1, &prev_err);
         then_args[0] = resolve_fn;
         then_args[1] = reject_fn;
@@ -54116,7 +54260,14 @@ static JSValue js_disposable_stack_dispose(JSContext *ctx,
             data[2] = hint_val;
             resolve_fn = JS_NewCFunctionData(ctx, js_async_dispose_step, 0, 0,
                                              3, data);
-            reject_fn = JS_NewCFunctionData(ctx, js_async_dispose_step, 0, 1,
+            /* run-js-server patch 0004: a reject handler (magic 1) reads
+               argv[0], the reason. js_c_function_data_call() pads argv with
+               undefined only up to the declared length, so with length 0 a
+               call with no argument (a program's own Promise.prototype.then
+               can keep the handler and call it so) read past the caller's
+               arguments and dup'ed whatever was there. Declare length 1,
+               here and for js_async_dispose_rethrow's reject handler. */
+            reject_fn = JS_NewCFunctionData(ctx, js_async_dispose_step, 1, 1,
                                             3, data);
             JS_FreeValue(ctx, hint_val);
             JS_FreeValue(ctx, res->value);
@@ -54478,6 +54629,16 @@ static int js_create_resolving_functions(JSContext *ctx,
     JSPromiseFunctionDataResolved *sr;
     int i, ret;
 
+    /* run-js-server patch 0007: when the second function cannot be made,
+       the first was freed below but stayed in resolving_funcs, and callers
+       free what is there: js_async_function_call() keeps the array in its
+       JSAsyncFunctionData (initialised to undefined) and
+       js_async_function_free() freed the resolve function a second time
+       (a use-after-free when an async function is called near the memory
+       limit). On failure the array now holds undefined, and it always holds
+       something the caller may free. */
+    resolving_funcs[0] = JS_UNDEFINED;
+    resolving_funcs[1] = JS_UNDEFINED;
     sr = js_malloc(ctx, sizeof(*sr));
     if (!sr)
         return -1;
@@ -54493,9 +54654,8 @@ static int js_create_resolving_functions(JSContext *ctx,
         if (!s) {
             JS_FreeValue(ctx, obj);
         fail:
-
-            if (i != 0)
-                JS_FreeValue(ctx, resolving_funcs[0]);
+            JS_FreeValue(ctx, resolving_funcs[0]); /* undefined if i == 0 */
+            resolving_funcs[0] = JS_UNDEFINED;
             ret = -1;
             break;
         }
@@ -58065,8 +58225,15 @@ void JS_DetachArrayBuffer(JSContext *ctx, JSValueConst obj)
 
     if (!abuf || abuf->detached)
         return;
-    if (abuf->free_func)
+    if (abuf->free_func) {
         abuf->free_func(ctx->rt, abuf->opaque, abuf->data);
+        /* run-js-server patch 0011: the backing store is released now;
+           js_array_buffer_finalizer() must not call free_func again (with
+           a NULL data pointer, but the same opaque, which a custom
+           free_func may release a second time). */
+        abuf->free_func = NULL;
+        abuf->opaque = NULL;
+    }
     abuf->data = NULL;
     abuf->byte_length = 0;
     abuf->detached = true;
@@ -60060,7 +60227,10 @@ static JSValue js_typed_array_sort(JSContext *ctx, JSValueConst this_val,
             size_t i, j;
 
             /* XXX: a stable sort would use less memory */
-            array_idx = js_malloc(ctx, len * sizeof(array_idx[0]));
+            /* run-js-server patch 0012: js_calloc checks count * size for
+               overflow; len * sizeof() wraps on a 32-bit host for 2^30 or
+               more elements and the loop below wrote past the block */
+            array_idx = js_calloc(ctx, len, sizeof(array_idx[0]));
             if (!array_idx)
                 return JS_EXCEPTION;
             for(i = 0; i < len; i++)
@@ -62051,6 +62221,13 @@ static JSValue js_new_callsite(JSContext *ctx, JSCallSiteData *csd) {
     }
 
     memcpy(csd1, csd, sizeof(*csd));
+    /* run-js-server patch 0008: the CallSite now owns these values. Clear
+       them in the caller's array, whose unused entries build_backtrace()
+       frees after a failure (they were freed a second time when the
+       CallSite itself was freed). */
+    csd->filename = JS_UNDEFINED;
+    csd->func = JS_UNDEFINED;
+    csd->func_name = JS_UNDEFINED;
 
     JS_SetOpaqueInternal(obj, csd1);
 
