@@ -85,7 +85,7 @@ const oomShare = 0.75
 // engine has not given back: the goal is an ending within 100 ms of the
 // deadline whatever the program does; an engine that polls its interrupt
 // handler ends well within this by itself.
-const watchdogDelay = 50 * time.Millisecond // mutable for testing
+const watchdogDelay = 50 * time.Millisecond
 
 type loop struct {
 	spec Spec
