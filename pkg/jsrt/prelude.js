@@ -600,29 +600,39 @@
     out.skip = 0;
     hostEmit(text, skip);
   }
+  // emit either takes all of s (sent, or waiting, or counted as cut) or, when
+  // the engine runs out of memory part way, none of it: everything that can
+  // fail is computed before any state changes.
   function emit(s) {
+    if (headLeft > 0 && s.length <= headLeft) {
+      headLeft -= s.length;
+      hostEmit(s, 0);
+      return;
+    }
+    let head = null, rest = s;
     if (headLeft > 0) {
-      if (s.length <= headLeft) {
-        headLeft -= s.length;
-        hostEmit(s, 0);
-        return;
-      }
       // The head ends inside s: send up to there (a pair across the end
       // goes whole, and the parent cuts it), the rest waits.
       let cut = headLeft;
       const hi = StringPrototypeCharCodeAt(s, cut - 1), lo = StringPrototypeCharCodeAt(s, cut);
       if (hi >= 0xD800 && hi <= 0xDBFF && lo >= 0xDC00 && lo <= 0xDFFF) cut++;
-      headLeft = 0;
-      hostEmit(StringPrototypeSlice(s, 0, cut), 0);
-      s = StringPrototypeSlice(s, cut);
+      head = StringPrototypeSlice(s, 0, cut);
+      rest = StringPrototypeSlice(s, cut);
     }
-    let t = out.text + s;
-    if (t.length > CAP) {
-      out.skip += t.length - KEEP;
-      t = StringPrototypeSlice(t, t.length - KEEP);
+    let text = out.text + rest, skip = out.skip;
+    if (text.length > CAP) {
+      const drop = text.length - KEEP;
+      text = StringPrototypeSlice(text, drop);
+      skip += drop;
     }
-    out.text = t;
     const now = DateNow();
+    // Nothing below allocates in the engine.
+    if (head !== null) {
+      headLeft = 0;
+      hostEmit(head, 0);
+    }
+    out.text = text;
+    out.skip = skip;
     if (now - lastFlush >= FLUSH_MS) {
       lastFlush = now;
       flushOutput();

@@ -495,6 +495,11 @@ func TestOutputKeptIsExact(t *testing.T) {
 			stream: func(kept string) string {
 				return lines(lastNumber(kept, "m")+1, func(i int) string { return fmt.Sprint("m", i) })
 			}},
+		{name: "writing long lines until memory runs out", code: `const keep = []; let i = 0; for (;;) { keep.push('k'.repeat(300) + i); console.log('m' + i++ + ' ' + 'x'.repeat(3000)) }`,
+			limits: wire.Limits{MemoryBytes: 4 << 20}, status: wire.StatusOutOfMemory,
+			stream: func(kept string) string {
+				return lines(lastNumber(kept, "m")+1, func(i int) string { return fmt.Sprint("m", i, " ", strings.Repeat("x", 3000)) })
+			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
