@@ -126,14 +126,22 @@ func (l *loop) prelude(factory *quickjs.Value) (*quickjs.Value, error) {
 	return api, nil
 }
 
-// jsSend is host.send(server, tool, argsJSON). It returns the call's id, a
-// number, when the call went to the parent, or "code\nmessage" when it was
-// refused here. The host owns ids: a refused call takes none, so the ids the
-// parent sees are 1, 2, 3, ... whatever the program does.
+// jsSend is host.send(server, tool, argsJSON, fromQueue). It returns the
+// call's id, a number, when the call went to the parent, or "code\nmessage"
+// when it was refused here. The host owns ids: a refused call takes none, so
+// the ids the parent sees are 1, 2, 3, ... whatever the program does. A call
+// fromQueue leaves the count of calls waiting in the program here, with its
+// send, under mu.
 func (l *loop) jsSend(c *quickjs.Context, _ *quickjs.Value, args []*quickjs.Value) *quickjs.Value {
 	server, _ := jsString(c, arg(args, 0))
 	tool, _ := jsString(c, arg(args, 1))
+	fromQueue := argInt(args, 3) != 0
 	refuse := func(code, msg string) *quickjs.Value {
+		if fromQueue {
+			l.mu.Lock()
+			l.queued--
+			l.mu.Unlock()
+		}
 		return c.NewString(code + "\n" + "tools." + server + "." + tool + ": " + msg + "; nothing was sent")
 	}
 	if l.host.Stopped() {
@@ -154,13 +162,17 @@ func (l *loop) jsSend(c *quickjs.Context, _ *quickjs.Value, args []*quickjs.Valu
 	// The record changes with the frame, under mu: the watchdog's ending
 	// lists exactly the calls the parent was sent.
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	id := l.lastID + 1
 	if err := l.host.Send(wire.Call{RunID: l.spec.RunID, ID: id, Server: server, Tool: tool}, payload); err != nil {
+		l.mu.Unlock()
 		return refuse(wire.CodeRunStopping, "the parent is gone")
 	}
 	l.lastID = id
 	l.inflight[id] = struct{}{}
+	if fromQueue {
+		l.queued--
+	}
+	l.mu.Unlock()
 	return c.NewInt64(int64(id))
 }
 

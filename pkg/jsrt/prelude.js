@@ -254,19 +254,28 @@
   // refusal ("code\nmessage") for one it did not send, which takes no id.
 
   let inflight = 0;
+  let lastId = 0; // the host's last id: ids are 1, 2, 3, ... per call sent
   const pending = new MapCtor(); // id -> call record
   let waitHead = null, waitTail = null, waitCount = 0; // calls not yet sent, oldest first
 
-  function dispatch(c) {
+  // dispatch sends c, or has it refused. fromQueue says c came off the
+  // waiting list: the host then counts it out of the calls waiting, with the
+  // send itself, so that its count never misses or doubles a call whatever
+  // fails around it. The call's record is made before it is sent, so that
+  // running out of memory cannot lose a call the parent has.
+  function dispatch(c, fromQueue) {
     flushOutput(); // output written before a call reaches the parent before it
-    const r = hostSend(c.server, c.tool, c.json);
+    const id = lastId + 1;
+    MapPrototypeSet(pending, id, c);
+    const r = hostSend(c.server, c.tool, c.json, fromQueue);
     if (typeof r === 'string') {
+      MapPrototypeDelete(pending, id);
       const nl = StringPrototypeIndexOf(r, '\n');
       c.reject(newRefused(StringPrototypeSlice(r, nl + 1), StringPrototypeSlice(r, 0, nl), c.server, c.tool, []));
       return;
     }
+    lastId = r; // == id
     inflight++;
-    MapPrototypeSet(pending, r, c);
   }
   function pump() {
     while (inflight < maxInFlight && waitHead !== null) {
@@ -275,8 +284,7 @@
       if (waitHead === null) waitTail = null;
       c.next = null;
       waitCount--;
-      hostQueued(waitCount);
-      dispatch(c);
+      dispatch(c, 1);
     }
   }
   function call(server, tool, args) {
@@ -306,7 +314,7 @@
       }
       const c = { __proto__: null, server, tool, json, resolve, reject, next: null };
       if (inflight < maxInFlight) {
-        dispatch(c);
+        dispatch(c, 0);
       } else {
         if (waitTail === null) waitHead = c; else waitTail.next = c;
         waitTail = c;
