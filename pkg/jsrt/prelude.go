@@ -4,8 +4,6 @@ import (
 	_ "embed"
 	"encoding/json"
 	"errors"
-	"strings"
-	"unicode/utf16"
 
 	"github.com/buke/quickjs-go"
 
@@ -51,7 +49,11 @@ func orNull(m json.RawMessage) json.RawMessage {
 }
 
 // prelude runs the prelude's function with the host functions. It returns
-// the {start, resolve, fail} object.
+// the {start, resolve, fail, out} object.
+//
+// Every host function is called only by the prelude, with the arguments the
+// prelude passes: strings it built, numbers, never a value of the program's.
+// Each converts its strings with jsUTF8 (crossing.go).
 func (l *loop) prelude(factory *quickjs.Value) (*quickjs.Value, error) {
 	ctx := l.ctx
 	defer factory.Free()
@@ -77,28 +79,31 @@ func (l *loop) prelude(factory *quickjs.Value) (*quickjs.Value, error) {
 	host := ctx.NewObject()
 	host.Set("send", ctx.NewFunction(l.jsSend))
 	host.Set("queued", ctx.NewFunction(func(c *quickjs.Context, _ *quickjs.Value, args []*quickjs.Value) *quickjs.Value {
+		l.mu.Lock()
 		l.queued = int(argInt(args, 0))
+		l.mu.Unlock()
 		return c.NewUndefined()
 	}))
 	host.Set("emit", ctx.NewFunction(func(c *quickjs.Context, _ *quickjs.Value, args []*quickjs.Value) *quickjs.Value {
-		l.host.Output(jsString(arg(args, 0)), argInt(args, 1))
+		l.emit(arg(args, 0), argInt(args, 1))
 		return c.NewUndefined()
 	}))
 	host.Set("stack", ctx.NewFunction(func(c *quickjs.Context, _ *quickjs.Value, args []*quickjs.Value) *quickjs.Value {
-		return c.NewString(ProgramStack(jsString(arg(args, 0)), programLineOffset))
+		s, _ := jsString(c, arg(args, 0))
+		return c.NewString(ProgramStack(s, programLineOffset))
 	}))
 	host.Set("catalog", ctx.NewFunction(func(c *quickjs.Context, _ *quickjs.Value, _ []*quickjs.Value) *quickjs.Value {
 		return c.NewString(l.catalog())
 	}))
 	host.Set("finish", ctx.NewFunction(func(c *quickjs.Context, _ *quickjs.Value, args []*quickjs.Value) *quickjs.Value {
-		l.onFinish(jsString(arg(args, 0)), jsString(arg(args, 1)), jsString(arg(args, 2)), jsString(arg(args, 3)), argInt(args, 4) != 0)
+		l.onFinish(args)
 		return c.NewUndefined()
 	}))
 	limits := ctx.ParseJSON(string(limitsJSON))
 	namesV := ctx.ParseJSON(string(namesJSON))
 	input := ctx.NewUndefined()
 	if len(l.spec.Input) > 0 {
-		input = ctx.ParseJSON(string(l.spec.Input))
+		input = ctx.ParseJSONBytes(l.spec.Input) // one copy in Go, not two
 	}
 	defer func() {
 		for _, v := range []*quickjs.Value{host, limits, namesV, input} {
@@ -121,20 +126,31 @@ func (l *loop) prelude(factory *quickjs.Value) (*quickjs.Value, error) {
 	return api, nil
 }
 
-// jsSend is host.send(id, server, tool, argsJSON): it returns "" when the call
-// went to the parent, or "code\nmessage" when it was refused here.
+// jsSend is host.send(server, tool, argsJSON, fromQueue). It returns the
+// call's id, a number, when the call went to the parent, or "code\nmessage"
+// when it was refused here. The host owns ids: a refused call takes none, so
+// the ids the parent sees are 1, 2, 3, ... whatever the program does. A call
+// fromQueue leaves the count of calls waiting in the program here, with its
+// send, under mu.
 func (l *loop) jsSend(c *quickjs.Context, _ *quickjs.Value, args []*quickjs.Value) *quickjs.Value {
-	id := uint64(argInt(args, 0))
-	// Names come from the catalog (the parent refuses names with NUL) and
-	// JSON.stringify escapes NUL, so the binding's NUL-terminated ToString is
-	// exact for all three.
-	server, tool := argString(args, 1), argString(args, 2)
-	payload := []byte(argString(args, 3))
+	server, _ := jsString(c, arg(args, 0))
+	tool, _ := jsString(c, arg(args, 1))
+	fromQueue := argInt(args, 3) != 0
 	refuse := func(code, msg string) *quickjs.Value {
+		if fromQueue {
+			l.mu.Lock()
+			l.queued--
+			l.mu.Unlock()
+		}
 		return c.NewString(code + "\n" + "tools." + server + "." + tool + ": " + msg + "; nothing was sent")
 	}
 	if l.host.Stopped() {
 		return refuse(wire.CodeRunStopping, "the run is stopping")
+	}
+	payload, release, err := jsUTF8(c, arg(args, 2))
+	defer release()
+	if err != nil {
+		return refuse(wire.CodeArgsTooLarge, "the arguments could not be encoded in the memory left")
 	}
 	if err := l.spec.Limits.CheckArgs(payload); err != nil {
 		code := wire.CodeInvalidArguments
@@ -143,11 +159,54 @@ func (l *loop) jsSend(c *quickjs.Context, _ *quickjs.Value, args []*quickjs.Valu
 		}
 		return refuse(code, err.Error())
 	}
+	// The record changes with the frame, under mu: the watchdog's ending
+	// lists exactly the calls the parent was sent.
+	l.mu.Lock()
+	id := l.lastID + 1
 	if err := l.host.Send(wire.Call{RunID: l.spec.RunID, ID: id, Server: server, Tool: tool}, payload); err != nil {
+		l.mu.Unlock()
 		return refuse(wire.CodeRunStopping, "the parent is gone")
 	}
+	l.lastID = id
 	l.inflight[id] = struct{}{}
-	return c.NewString("")
+	if fromQueue {
+		l.queued--
+	}
+	l.mu.Unlock()
+	return c.NewInt64(int64(id))
+}
+
+// emit hands text the prelude wrote to the host; skip is as in wire.Output.
+func (l *loop) emit(text *quickjs.Value, skip int64) {
+	b, release, err := jsUTF8(l.ctx, text)
+	defer release()
+	if err != nil {
+		// No room left for the UTF-8 copy: the text is cut, and counted.
+		l.host.Output("", skip+strLen(text))
+		return
+	}
+	l.host.Output(string(b), skip)
+}
+
+// pullOutput takes what waits in the prelude's out object (text written
+// after the head, not yet sent) and hands it to the host. It runs no
+// JavaScript: out is the prelude's own null-prototype object with data
+// properties, so it is safe after an interrupt or with the heap exhausted.
+func (l *loop) pullOutput() {
+	if l.out == nil {
+		return
+	}
+	text := l.out.Get("text")
+	skip := l.out.Get("skip")
+	defer text.Free()
+	defer skip.Free()
+	n := skip.ToInt64()
+	if !text.IsString() || (n == 0 && strLen(text) == 0) {
+		return
+	}
+	l.out.Set("text", l.ctx.NewString(""))
+	l.out.Set("skip", l.ctx.NewInt64(0))
+	l.emit(text, n)
 }
 
 func (l *loop) catalog() string {
@@ -181,28 +240,12 @@ func argInt(args []*quickjs.Value, i int) int64 {
 	return 0
 }
 
-func argString(args []*quickjs.Value, i int) string {
-	if v := arg(args, i); v != nil {
-		return v.ToString()
+// strLen is a string's length in UTF-16 code units, 0 for anything else.
+func strLen(v *quickjs.Value) int64 {
+	if v == nil || !v.IsString() {
+		return 0
 	}
-	return ""
-}
-
-// jsString converts a JS string to Go exactly: through UTF-16, so that a NUL
-// does not end it (the binding's ToString stops at the first NUL) and a lone
-// surrogate becomes U+FFFD.
-func jsString(v *quickjs.Value) string {
-	if v == nil {
-		return ""
-	}
-	u, err := v.ToStringUTF16()
-	if err != nil {
-		return ""
-	}
-	var b strings.Builder
-	b.Grow(len(u))
-	for _, r := range utf16.Decode(u) {
-		b.WriteRune(r)
-	}
-	return b.String()
+	n := v.Get("length")
+	defer n.Free()
+	return n.ToInt64()
 }

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/buke/quickjs-go"
@@ -24,9 +26,11 @@ type Spec struct {
 
 // Event is something the parent sent while the program waited.
 type Event struct {
-	Stop    bool        // a stop was requested
-	Result  wire.Result // when !Stop: a call's outcome
-	Payload []byte      // the result's JSON, for wire.OutcomeOK
+	Stop   bool        // a stop was requested
+	Result wire.Result // when !Stop: a call's outcome
+	// Payload is the result's JSON, for wire.OutcomeOK. If the byte one past
+	// its end, within its capacity, is a NUL, it is parsed without a copy.
+	Payload []byte
 }
 
 // Host is the process around a Runtime. Every method but Stopped is called on
@@ -45,12 +49,24 @@ type Host interface {
 	// calls it every few thousand instructions: it must be cheap, and it may be
 	// the only method called while the program runs.
 	Stopped() bool
+	// Abandon reports e as the run's ending and ends the process, from the
+	// watchdog's goroutine: the deadline passed watchdogDelay ago and the
+	// engine has not given the runtime's goroutine back (a builtin that never
+	// polls the interrupt handler, or a program that keeps catching what the
+	// interrupt throws when memory is too short to make it uncatchable). It
+	// is called at most once, concurrently with the other methods, which it
+	// must exclude; it must not return (the program is still running on the
+	// runtime's goroutine). Run never returns once Abandon has been called.
+	Abandon(e Ending)
 }
 
 // Ending is how a program ended, as the worker reports it.
 type Ending struct {
-	Status    wire.Status
-	Value     []byte // the returned value's JSON, for StatusReturned
+	Status wire.Status
+	// Value is the returned value's JSON, for StatusReturned. It may alias
+	// the engine's memory, which stays valid because Run never closes the
+	// runtime: write it out, do not keep it past the process's end.
+	Value     []byte
 	Error     *wire.ErrorInfo
 	Unsettled []uint64 // calls sent whose answers the program never took
 	NeverSent int      // calls still waiting inside the program
@@ -65,6 +81,12 @@ const programLineOffset = 2
 // grew by at least this share of the memory limit during the run.
 const oomShare = 0.75
 
+// watchdogDelay is how long after the deadline the watchdog ends a run the
+// engine has not given back: the goal is an ending within 100 ms of the
+// deadline whatever the program does; an engine that polls its interrupt
+// handler ends well within this by itself.
+const watchdogDelay = 50 * time.Millisecond
+
 type loop struct {
 	spec Spec
 	host Host
@@ -74,9 +96,16 @@ type loop struct {
 
 	resolveFn *quickjs.Value
 	failFn    *quickjs.Value
+	out       *quickjs.Value // the prelude's output waiting for the host
+	explainFn *quickjs.Value // the prelude's reader of a value thrown to Go
 
-	inflight    map[uint64]struct{}
-	queued      int
+	// The call record, under mu: the watchdog reads it from its goroutine.
+	mu       sync.Mutex
+	lastID   uint64              // the id of the last call sent; ids are 1, 2, 3, ...
+	inflight map[uint64]struct{} // sent, answer not yet taken by the program
+	queued   int                 // calls waiting inside the program
+	ended    bool                // Run or the watchdog has taken the ending
+
 	fin         *Ending
 	interrupted wire.Status // set by the interrupt handler: timed_out or stopped
 	baseRSSKiB  int64
@@ -128,14 +157,54 @@ func (p *Prepared) Run(spec Spec, host Host) Ending {
 	l.rt.SetMemoryLimit(uint64(spec.Limits.MemoryBytes))
 	l.rt.SetMaxStackSize(uint64(spec.Limits.StackBytes))
 	l.rt.SetInterruptHandler(l.interrupt)
+	wd := time.AfterFunc(time.Until(spec.Deadline)+watchdogDelay, l.watchdog)
 	e := l.run(p)
+	wd.Stop()
+	l.mu.Lock()
+	if l.ended {
+		// The watchdog took the ending and is ending the process.
+		l.mu.Unlock()
+		select {}
+	}
+	l.ended = true
+	l.mu.Unlock()
+	// What the program wrote and the prelude still holds: taken with a
+	// little more memory, enough to convert it, since the limit may be what
+	// ended the run. No JavaScript runs from here on.
+	l.rt.SetMemoryLimit(uint64(spec.Limits.MemoryBytes) + endingSlack)
+	l.pullOutput()
+	l.record(&e)
+	return e
+}
+
+// endingSlack is the memory the engine may take beyond the limit, once the
+// program has ended, to convert the output it left: at most CAP characters
+// (prelude.js), three bytes each.
+const endingSlack = 1 << 20
+
+// record copies the call record into e.
+func (l *loop) record(e *Ending) {
 	e.Unsettled = make([]uint64, 0, len(l.inflight))
 	for id := range l.inflight {
 		e.Unsettled = append(e.Unsettled, id)
 	}
 	slices.Sort(e.Unsettled)
 	e.NeverSent = l.queued
-	return e
+}
+
+// watchdog runs on its own goroutine at the deadline plus watchdogDelay: if
+// Run has not taken the ending by then, it reports timed_out with the call
+// record as it stands and has the host end the process.
+func (l *loop) watchdog() {
+	l.mu.Lock()
+	if l.ended {
+		l.mu.Unlock()
+		return
+	}
+	l.ended = true
+	e := l.timedOut()
+	l.record(&e)
+	l.host.Abandon(e) // does not return; mu stays held so the record cannot change
 }
 
 func (l *loop) run(p *Prepared) Ending {
@@ -145,7 +214,10 @@ func (l *loop) run(p *Prepared) Ending {
 	}
 	api, err := l.prelude(p.factory)
 	if err != nil {
-		if e, ok := l.limitEnding(err); ok {
+		if l.interruptedNow() {
+			return l.fromException() // the deadline passed, or a stop came, already
+		}
+		if e, ok := l.setupEnding(err); ok {
 			return e
 		}
 		panic(fmt.Sprintf("jsrt: prelude failed: %v", err))
@@ -153,6 +225,8 @@ func (l *loop) run(p *Prepared) Ending {
 	startFn := api.Get("start")
 	l.resolveFn = api.Get("resolve")
 	l.failFn = api.Get("fail")
+	l.out = api.Get("out")
+	l.explainFn = api.Get("explain")
 	api.Free()
 
 	code := ctx.NewString(l.spec.Code)
@@ -170,8 +244,8 @@ func (l *loop) run(p *Prepared) Ending {
 		if l.fin != nil {
 			return l.finished()
 		}
-		if len(l.inflight) == 0 {
-			if prom.PromiseState() != quickjs.PromisePending {
+		if l.inflightCount() == 0 {
+			if prom.IsPromise() && prom.PromiseState() != quickjs.PromisePending {
 				// Settled, but the prelude's handler could not report it:
 				// only running out of memory does that.
 				return l.outOfMemory("the program ended, but its ending could not be built in the memory left")
@@ -184,15 +258,18 @@ func (l *loop) run(p *Prepared) Ending {
 		if !time.Now().Before(l.spec.Deadline) {
 			return l.timedOut()
 		}
+		l.pullOutput() // the parent sees what the program wrote while it waits
 		events := l.host.Wait(l.spec.Deadline)
 		if events == nil {
 			return l.timedOut()
 		}
-		for _, ev := range events {
-			if ev.Stop {
+		for i := range events {
+			if events[i].Stop {
 				return l.stopped()
 			}
-			if e, ok := l.settle(ev); !ok {
+			e, ok := l.settle(events[i])
+			events[i].Payload = nil // let parseResult's FreeOSMemory have it
+			if !ok {
 				return e
 			}
 		}
@@ -218,16 +295,19 @@ func (l *loop) interrupt() int {
 // what the engine still cannot parse (memory) becomes a ToolFailed.
 func (l *loop) settle(ev Event) (Ending, bool) {
 	res := ev.Result
-	if _, ok := l.inflight[res.ID]; !ok {
+	l.mu.Lock()
+	_, ok := l.inflight[res.ID]
+	delete(l.inflight, res.ID)
+	l.mu.Unlock()
+	if !ok {
 		return Ending{}, true // not ours: the parent validated ids, so this is a late duplicate
 	}
-	delete(l.inflight, res.ID)
 	ctx := l.ctx
-	id := ctx.NewFloat64(float64(res.ID))
+	id := ctx.NewInt64(int64(res.ID))
 	defer id.Free()
 	outcome, code, message := res.Outcome, res.Code, res.Message
 	if outcome == wire.OutcomeOK {
-		value := ctx.ParseJSON(string(ev.Payload))
+		value := l.parseResult(ev.Payload)
 		if !value.IsException() {
 			ret := l.resolveFn.Execute(ctx.NewUndefined(), id, value)
 			value.Free()
@@ -237,7 +317,16 @@ func (l *loop) settle(ev Event) (Ending, bool) {
 			return l.fromException(), false
 		}
 		outcome, code = wire.OutcomeFailed, wire.CodeResultTooLarge
-		message = "the call took effect, but its result could not be parsed in the program's memory: " + ctx.Exception().Error()
+		message = "the call took effect, but its result could not be parsed in the program's memory"
+		ex := ctx.TakeException()
+		if what, info := l.explain(ex); what == explainedError {
+			message += ": " + info.Name + ": " + info.Message
+		} else if what == explainedOOM || what == explainedNull {
+			message += ": out of memory"
+		}
+		if ex != nil {
+			ex.Free()
+		}
 	}
 	matches := ""
 	if len(res.Matches) > 0 {
@@ -252,6 +341,30 @@ func (l *loop) settle(ev Event) (Ending, bool) {
 	return l.afterCall(ret)
 }
 
+// bigResult: after parsing a result at least this large, the Go heap gives
+// the frame's memory back to the system at once, so that it and the
+// program's heap never add up past the bound (see parseResult).
+const bigResult = 1 << 20
+
+// parseResult parses a result's JSON into the program. The text is parsed
+// where it lies (a host may end it with a NUL one past its length, see
+// Event.Payload), and counts against the program's memory while it is
+// parsed: the limit is lowered by its size for the parse. So the worker's
+// memory stays within the limit plus a fixed overhead even while a result
+// of a third of the limit is in Go and being turned into values; a result
+// the program has no room for fails as result_too_large.
+func (l *loop) parseResult(payload []byte) *quickjs.Value {
+	limit := l.spec.Limits.MemoryBytes
+	if n := int64(len(payload)); n >= bigResult && n < limit {
+		l.rt.SetMemoryLimit(uint64(limit - n))
+		defer func() {
+			l.rt.SetMemoryLimit(uint64(limit))
+			debug.FreeOSMemory()
+		}()
+	}
+	return l.ctx.ParseJSONBytes(payload) // patch 0013 of third_party/quickjs-ng
+}
+
 // afterCall checks what a call into the prelude returned.
 func (l *loop) afterCall(ret *quickjs.Value) (Ending, bool) {
 	if ret.IsException() {
@@ -262,6 +375,12 @@ func (l *loop) afterCall(ret *quickjs.Value) (Ending, bool) {
 }
 
 func (l *loop) interruptedNow() bool { return l.interrupted != "" }
+
+func (l *loop) inflightCount() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.inflight)
+}
 
 // finished turns what the prelude reported into the ending.
 func (l *loop) finished() Ending {
@@ -299,64 +418,147 @@ func (l *loop) nearMemoryLimit() bool {
 	return float64(grown) >= oomShare*float64(l.spec.Limits.MemoryBytes)
 }
 
-// limitEnding classifies an error that escaped the prelude's own handlers:
-// the interrupt (deadline, stop) and running out of memory. ok is false for
-// anything else.
-func (l *loop) limitEnding(err error) (Ending, bool) {
-	switch l.interrupted {
-	case wire.StatusTimedOut:
-		return l.timedOut(), true
-	case wire.StatusStopped:
-		return l.stopped(), true
-	}
-	if qe, ok := err.(*quickjs.Error); ok {
-		if qe.Name == "InternalError" && qe.Message == "out of memory" {
-			return l.outOfMemory("InternalError: out of memory"), true
-		}
-		return Ending{}, false
-	}
-	// Not an Error object: QuickJS throws null when it cannot allocate one.
-	if l.nearMemoryLimit() {
-		return l.outOfMemory("the engine could not allocate even the error"), true
+// setupEnding classifies an error of setting up the prelude, before the
+// program has run (so the binding's Exception, which reads the error's
+// properties, runs nothing of the program's): the input may not fit the
+// memory limit. ok is false for anything else, a bug of ours.
+func (l *loop) setupEnding(err error) (Ending, bool) {
+	if qe, ok := err.(*quickjs.Error); ok && qe.Name == "InternalError" && qe.Message == "out of memory" {
+		return l.outOfMemory("InternalError: out of memory (the run's input does not fit)"), true
 	}
 	return Ending{}, false
 }
 
-// fromException ends the run on an exception that reached Go: one the program
-// cannot catch (interrupt), or one that broke the prelude's handlers.
+// fromException ends the run on an exception that reached Go: the interrupt
+// (deadline, stop), which the program cannot catch, or one that broke the
+// prelude's own handlers, which catch everything else: the engine ran out of
+// memory, or the stack.
 func (l *loop) fromException() Ending {
-	err := l.ctx.Exception()
-	if e, ok := l.limitEnding(err); ok {
-		return e
+	switch l.interrupted {
+	case wire.StatusTimedOut:
+		return l.timedOut()
+	case wire.StatusStopped:
+		return l.stopped()
 	}
-	info := &wire.ErrorInfo{Name: "Error", Message: "the program threw a value the runtime could not describe"}
-	if qe, ok := err.(*quickjs.Error); ok {
-		info = &wire.ErrorInfo{Name: qe.Name, Message: qe.Message, Stack: ProgramStack(qe.Stack, programLineOffset)}
+	ex := l.ctx.TakeException()
+	if ex != nil {
+		defer ex.Free()
 	}
-	return Ending{Status: wire.StatusThrew, Error: clipError(info)}
+	what, info := l.explain(ex)
+	switch what {
+	case explainedNull:
+		// QuickJS throws null when it cannot allocate even its error.
+		if l.nearMemoryLimit() {
+			return l.outOfMemory("the engine could not allocate even the error")
+		}
+	case explainedOOM:
+		return l.outOfMemory("InternalError: out of memory")
+	case explainedError:
+		return Ending{Status: wire.StatusThrew, Error: clipError(info)}
+	}
+	return Ending{Status: wire.StatusThrew, Error: &wire.ErrorInfo{Name: "Error", Message: "the program threw a value the runtime could not describe"}}
 }
 
-// onFinish is the prelude's report of the program's own ending.
-func (l *loop) onFinish(kind, a, b, c string, threwNull bool) {
+// What explain makes of an exception.
+const (
+	explainedNothing = iota // no exception, or one that could not be read
+	explainedNull           // null
+	explainedOOM            // the engine's out-of-memory error
+	explainedError          // another value, described in info
+)
+
+// explain reads an exception that reached Go with the prelude's own explain,
+// which reads it as data (no getter of the program's runs). If even that
+// fails, the engine is out of memory.
+func (l *loop) explain(ex *quickjs.Value) (int, *wire.ErrorInfo) {
+	switch {
+	case ex == nil || ex.IsUndefined():
+		return explainedNothing, nil
+	case ex.IsNull():
+		return explainedNull, nil
+	case l.explainFn == nil:
+		return explainedNothing, nil
+	}
+	r := l.explainFn.Execute(l.ctx.NewUndefined(), ex)
+	defer r.Free()
+	if r.IsException() {
+		if again := l.ctx.TakeException(); again != nil {
+			again.Free()
+		}
+		return explainedOOM, nil
+	}
+	if r.IsString() {
+		return explainedOOM, nil // 'oom'
+	}
+	field := func(i int64) string {
+		v := r.GetIdx(i)
+		defer v.Free()
+		s, _ := jsString(l.ctx, v)
+		return s
+	}
+	return explainedError, &wire.ErrorInfo{Name: field(0), Message: field(1), Stack: field(2)}
+}
+
+// onFinish is host.finish, the prelude's report of the program's own ending:
+// ('returned', json), ('threw', name, message, stack, flag) or
+// ('unsendable', why); see prelude.js.
+func (l *loop) onFinish(args []*quickjs.Value) {
+	if l.fin != nil {
+		return // reported once; a second report is a bug of ours
+	}
+	kind, _ := jsString(l.ctx, arg(args, 0))
 	switch kind {
 	case "returned":
-		v := []byte(a)
-		if len(v) > l.spec.Limits.MaxReturnBytes {
-			v, _ = json.Marshal(fmt.Sprintf("[the returned value is %d bytes of JSON, above the cap of %d; return less]", len(v), l.spec.Limits.MaxReturnBytes))
-		}
-		l.fin = &Ending{Status: wire.StatusReturned, Value: v}
-	default:
-		switch {
-		case a == "InternalError" && b == "out of memory":
-			e := l.outOfMemory("InternalError: out of memory")
-			l.fin = &e
-		case threwNull && l.nearMemoryLimit():
-			e := l.outOfMemory("the engine could not allocate even the error")
-			l.fin = &e
-		default:
-			l.fin = &Ending{Status: wire.StatusThrew, Error: clipError(&wire.ErrorInfo{Name: a, Message: b, Stack: c})}
-		}
+		l.fin = l.returned(arg(args, 1))
+		return
+	case "unsendable":
+		why, _ := jsString(l.ctx, arg(args, 1))
+		e := l.outOfMemory("the program returned a value too large to send: " + why + "; return less")
+		l.fin = &e
+		return
 	}
+	name, _ := jsString(l.ctx, arg(args, 1))
+	message, _ := jsString(l.ctx, arg(args, 2))
+	stack, _ := jsString(l.ctx, arg(args, 3))
+	switch flag := argInt(args, 4); {
+	case name == "InternalError" && message == "out of memory":
+		e := l.outOfMemory("InternalError: out of memory")
+		l.fin = &e
+	case flag == 1 && l.nearMemoryLimit():
+		e := l.outOfMemory("the engine could not allocate even the error")
+		l.fin = &e
+	case flag == 2:
+		e := l.outOfMemory("the program threw, and describing what it threw ran out of memory")
+		l.fin = &e
+	default:
+		l.fin = &Ending{Status: wire.StatusThrew, Error: clipError(&wire.ErrorInfo{Name: name, Message: message, Stack: stack})}
+	}
+}
+
+// returned makes the ending of a program that returned text, the JSON the
+// prelude made with JSON.stringify. The value goes out as the engine's own
+// UTF-8 bytes, without a copy in Go.
+func (l *loop) returned(text *quickjs.Value) *Ending {
+	max := l.spec.Limits.MaxReturnBytes
+	tooLarge := func(what string) *Ending {
+		v, _ := json.Marshal(fmt.Sprintf("[the returned value is %s of JSON, above the cap of %d bytes; return less]", what, max))
+		return &Ending{Status: wire.StatusReturned, Value: v}
+	}
+	// A character is at least one byte: a string longer than the cap is
+	// over it without converting it.
+	if n := strLen(text); n > int64(max) {
+		return tooLarge(fmt.Sprintf("%d characters (at least as many bytes)", n))
+	}
+	b, _, err := jsUTF8(l.ctx, text)
+	if err != nil {
+		e := l.outOfMemory(fmt.Sprintf("the program returned a value too large to send: its %d characters of JSON could not be encoded within the memory limit; return less", strLen(text)))
+		return &e
+	}
+	// b stays valid: Run never closes the runtime (see Ending.Value).
+	if len(b) > max {
+		return tooLarge(fmt.Sprintf("%d bytes", len(b)))
+	}
+	return &Ending{Status: wire.StatusReturned, Value: b}
 }
 
 func clipError(e *wire.ErrorInfo) *wire.ErrorInfo {

@@ -2,6 +2,7 @@ package jsrt
 
 import (
 	"encoding/json"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -12,11 +13,12 @@ import (
 
 // fakeHost answers every call at once with its arguments, in process.
 type fakeHost struct {
-	mu      sync.Mutex
-	pending []Event
-	output  strings.Builder
-	calls   int
-	stop    bool
+	mu        sync.Mutex
+	pending   []Event
+	output    strings.Builder
+	calls     int
+	stop      bool
+	abandoned chan Ending // the watchdog's ending, if it fired
 }
 
 func (h *fakeHost) Send(c wire.Call, args []byte) error {
@@ -35,6 +37,18 @@ func (h *fakeHost) Wait(deadline time.Time) []Event {
 }
 func (h *fakeHost) Stopped() bool { return false }
 
+// Abandon hands the watchdog's ending to runInProcess and ends the
+// watchdog's goroutine (the runtime's stays blocked: a test leaks it).
+func (h *fakeHost) Abandon(e Ending) {
+	h.mu.Lock()
+	ch := h.abandoned
+	h.mu.Unlock()
+	if ch != nil {
+		ch <- e
+	}
+	runtime.Goexit()
+}
+
 var fakeCatalog = []wire.Tool{{Server: "s", Name: "echo"}}
 
 // runInProcess runs one program on a fresh goroutine (Run locks its thread
@@ -45,12 +59,20 @@ func runInProcess(t testing.TB, code string, h Host) Ending {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan Ending)
+	done := make(chan Ending, 1)
+	abandoned := make(chan Ending, 1)
+	if fh, ok := h.(*fakeHost); ok {
+		fh.mu.Lock()
+		fh.abandoned = abandoned
+		fh.mu.Unlock()
+	}
 	go func() {
 		done <- Run(Spec{RunID: "r", Code: code, Catalog: fakeCatalog, Limits: l, Deadline: time.Now().Add(10 * time.Second)}, h)
 	}()
 	select {
 	case e := <-done:
+		return e
+	case e := <-abandoned:
 		return e
 	case <-time.After(20 * time.Second):
 		t.Fatal("Run did not return: the deadline did not hold")

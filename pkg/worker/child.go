@@ -1,10 +1,12 @@
 package worker
 
 import (
+	"encoding/binary"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -104,17 +106,22 @@ func ChildMain(fd int) {
 		Deadline: received.Add(limits.Timeout()),
 	}
 	e := prep.Run(spec, h)
+	h.mu.Lock()
+	h.end(e)
+}
 
+// end writes the ending and exits; h.mu is held.
+func (h *childHost) end(e jsrt.Ending) {
 	h.flushOutput()
 	end := wire.End{
-		RunID:      start.RunID,
+		RunID:      h.runID,
 		Status:     e.Status,
 		Error:      e.Error,
 		Unsettled:  e.Unsettled,
 		NeverSent:  e.NeverSent,
 		PeakRSSKiB: jsrt.PeakRSSKiB(),
 	}
-	h.queueFrame(wire.TypeEnd, end, e.Value)
+	h.queueFrameRef(wire.TypeEnd, end, e.Value)
 	h.flush()
 	exit(exitOK)
 }
@@ -176,15 +183,19 @@ const waitTick = 10 * time.Millisecond
 // stop lands within about this long without a second thread.
 const pollInterval = time.Millisecond
 
-// childHost is the jsrt.Host of a worker process. It is single-threaded: the
-// runtime's goroutine does all reading and writing on the socket. While the
-// program waits, it blocks in read(2) with SO_RCVTIMEO set to the time left;
-// while the program computes, Stopped polls the socket without blocking.
+// childHost is the jsrt.Host of a worker process. The runtime's goroutine
+// does all reading on the socket. While the program waits, it blocks in
+// read(2) with SO_RCVTIMEO set to the time left; while the program computes,
+// Stopped polls the socket without blocking. Writing is under mu, which the
+// runtime's goroutine holds only while it queues or writes frames (never
+// while it reads), and which Abandon takes from the watchdog's goroutine to
+// write the ending when the engine does not give the runtime's back.
 type childHost struct {
 	fd    int
 	runID string
 	max   int // cap of a frame from the parent
 
+	mu       sync.Mutex
 	out      []byte // frames not yet written
 	text     []byte // output text not yet framed
 	textSkip int64  // skip of the output frame being built
@@ -205,20 +216,44 @@ func (h *childHost) queueFrame(t wire.Type, hdr any, payload []byte) {
 	}
 }
 
+// directPayload: a payload at least this large is written from where it lies
+// (it may be the engine's memory) instead of being copied behind its header.
+const directPayload = 64 << 10
+
+// queueFrameRef is queueFrame without copying a large payload: the frames
+// queued so far and the new header are written, then the payload itself.
+func (h *childHost) queueFrameRef(t wire.Type, hdr any, payload []byte) {
+	if len(payload) < directPayload {
+		h.queueFrame(t, hdr, payload)
+		return
+	}
+	at := len(h.out)
+	h.queueFrame(t, hdr, nil)
+	// The length field counts the payload that follows the header.
+	n := binary.BigEndian.Uint32(h.out[at:])
+	binary.BigEndian.PutUint32(h.out[at:], n+uint32(len(payload)))
+	h.flush()
+	h.writeAll(payload)
+}
+
 // flush writes the queued frames, blocking until they are written. A parent
 // that is gone ends the process: there is nobody left to report to.
 func (h *childHost) flush() {
-	for len(h.out) > 0 {
-		n, err := unix.Write(h.fd, h.out)
+	h.writeAll(h.out)
+	h.out = h.out[:0]
+}
+
+func (h *childHost) writeAll(b []byte) {
+	for len(b) > 0 {
+		n, err := unix.Write(h.fd, b)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
 			exit(exitParentGone)
 		}
-		h.out = h.out[n:]
+		b = b[n:]
 	}
-	h.out = h.out[:0]
 }
 
 func (h *childHost) flushOutput() {
@@ -233,8 +268,10 @@ func (h *childHost) flushOutput() {
 }
 
 func (h *childHost) Send(call wire.Call, args []byte) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	h.flushOutput() // output written before a call is read before it
-	h.queueFrame(wire.TypeCall, call, args)
+	h.queueFrameRef(wire.TypeCall, call, args)
 	if len(h.out) >= writeFlushBytes {
 		h.flush()
 	}
@@ -245,6 +282,8 @@ func (h *childHost) Output(text string, skip int64) {
 	if h.stopped {
 		return // after a stop, nothing the program does reaches the parent
 	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	if skip > 0 {
 		h.flushOutput()
 		h.textSkip = skip
@@ -268,9 +307,18 @@ func (h *childHost) Stopped() bool {
 	return h.stopped
 }
 
+// Abandon writes e as the ending and exits: the watchdog's way out when the
+// engine holds the runtime's goroutine past the deadline.
+func (h *childHost) Abandon(e jsrt.Ending) {
+	h.mu.Lock()
+	h.end(e)
+}
+
 func (h *childHost) Wait(deadline time.Time) []jsrt.Event {
+	h.mu.Lock()
 	h.flushOutput()
 	h.flush()
+	h.mu.Unlock()
 	for len(h.events) == 0 {
 		if !time.Now().Before(deadline) {
 			return nil
@@ -353,9 +401,11 @@ func (h *childHost) next() (wire.Frame, bool) {
 }
 
 // fill reads, blocking, until h.in holds need bytes: the rest of a frame the
-// parent has begun to send.
+// parent has begun to send. The buffer has one byte more, a NUL, so that a
+// result's JSON at the end of the frame is parsed where it lies (see
+// jsrt.Event.Payload).
 func (h *childHost) fill(need int) {
-	b := make([]byte, len(h.in), need)
+	b := make([]byte, len(h.in), need+1)
 	copy(b, h.in)
 	for len(b) < need {
 		n, err := unix.Read(h.fd, b[len(b):need])

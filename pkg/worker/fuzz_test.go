@@ -43,6 +43,17 @@ func FuzzProgram(f *testing.F) {
 		`Atomics.wait(new Int32Array(new SharedArrayBuffer(8)), 0, 0)`,
 		`return eval('(' + 'a'.repeat(100) + ')')`,
 		`[].constructor.constructor('return this')().tools = 1`,
+		// Issue 11.
+		`console.log("\ud83d".repeat(16001))`,
+		`const e = new Error('x'); e.stack = '\u0100'.repeat(5000).slice(0, 3000); for (let i = 0; i < 5; i++) console.log(e)`,
+		`return "\u0100".repeat(1 << 20).slice(1)`,
+		`try { await tools.issues.list_issues({s: '\u00e9'.repeat(3 << 20)}) } catch (e) {} return await tools.issues.get_issue({})`,
+		`Array.prototype.push = () => { throw 1 }; Function.prototype.call = null; for (let i = 0; i < 20; i++) tools.issues.add_comment({i}); return 1`,
+		`Object.defineProperty(Array.prototype, '0', {set() { throw 1 }}); return [[1]]`,
+		`Object.defineProperty(Error, Symbol.hasInstance, {value() { throw 1 }}); throw new Proxy({}, {getPrototypeOf() { throw 2 }})`,
+		`const a = new Array(1e6).fill(1); for (;;) a.indexOf(2)`,
+		`const a = []; for (;;) { try { a.push(new Array(1e5).fill(a.length)); } catch (e) {} }`,
+		`for (let i = 0; i < 100000; i++) console.log('\ud83d\ude00'.repeat(i % 4) + '\ud800')`,
 	} {
 		f.Add(seed)
 	}

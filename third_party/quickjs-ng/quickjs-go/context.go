@@ -1257,6 +1257,66 @@ func (ctx *Context) exceptionError() error {
 	return errors.New("javascript exception")
 }
 
+/* run-js-server patch 0013: exact UTF-8 of a string, without a copy in Go. */
+
+// ToUTF8 returns the UTF-8 encoding of the value converted to a string, as
+// JS_ToCStringLen2 makes it with cesu8 false: exact (an embedded NUL is kept;
+// len(b) is the byte length), a surrogate pair as one 4-byte sequence and a
+// lone surrogate as its own 3-byte sequence (WTF-8). b is the engine's
+// memory: it stays valid until release is called, and must not be used
+// after. The conversion runs the value's toString if it is an object. On
+// failure it returns nil, nil and leaves the exception pending. (It sits in
+// this file to keep the patch to one file.)
+func (v *Value) ToUTF8() (b []byte, release func()) {
+	if !v.hasValidContext() {
+		return nil, nil
+	}
+	ctx := v.ctx.ref
+	var n C.size_t
+	ptr := C.JS_ToCStringLen2(ctx, &n, v.ref, C.bool(false))
+	if ptr == nil {
+		return nil, nil
+	}
+	release = func() { C.JS_FreeCString(ctx, ptr) }
+	if n == 0 {
+		return []byte{}, release
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(ptr)), int(n)), release
+}
+
+/* run-js-server patch 0013: JSON.parse of bytes, without copying them. */
+
+// ParseJSONBytes is ParseJSON of the JSON text in b. When the byte one past
+// the end of b is a NUL within its capacity (cap(b) > len(b) and
+// b[:len(b)+1][len(b)] == 0), which JS_ParseJSON requires, b is parsed
+// where it lies; otherwise it is copied first, as ParseJSON does.
+func (ctx *Context) ParseJSONBytes(b []byte) *Value {
+	if len(b) == 0 || cap(b) == len(b) || b[:len(b)+1][len(b)] != 0 {
+		buf := make([]byte, len(b)+1)
+		copy(buf, b)
+		b = buf[:len(b)]
+	}
+	filename := []byte{0}
+	ref := C.JS_ParseJSON(ctx.ref, (*C.char)(unsafe.Pointer(&b[:len(b)+1][0])), C.size_t(len(b)),
+		(*C.char)(unsafe.Pointer(&filename[0])))
+	goruntime.KeepAlive(b)
+	goruntime.KeepAlive(filename)
+	return &Value{ctx: ctx, ref: ref}
+}
+
+/* run-js-server patch 0013: the pending exception as a value. */
+
+// TakeException removes the pending exception and returns it as a value,
+// running no JavaScript (Exception converts it to a Go error, which reads
+// its properties and runs their getters). It returns nil when none is
+// pending. The caller owns the value.
+func (ctx *Context) TakeException() *Value {
+	if !ctx.hasValidRef() || !ctx.HasException() {
+		return nil
+	}
+	return &Value{ctx: ctx, ref: C.JS_GetException(ctx.ref)}
+}
+
 // Exception returns a context's exception value.
 func (ctx *Context) Exception() error {
 	if !ctx.hasValidRef() || !ctx.HasException() {

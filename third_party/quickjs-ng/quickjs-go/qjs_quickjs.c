@@ -4,7 +4,7 @@
    other engine sources (the pristine module's, or before a patch) could be
    reused. third_party/quickjs-ng/pin_test.go checks it; its
    -update-cache-key flag rewrites it.
-   engine-sources-sha256: b971ff2549ef325ee8de562933279af8366c91d20db7e60f4c21e294bad2a3fa */
+   engine-sources-sha256: e1bd0bbae305135d9b44f895cb0e84ef6e629b65eff8ee95fbf0db663a28583c */
 #include "deps/quickjs/quickjs.c"
 
 int QuickjsGoPollInterrupt(JSContext *ctx) {

@@ -50490,9 +50490,19 @@ static int js_json_to_str(JSContext *ctx, JSONStringifyContext *jsc,
             sep = js_dup(jsc->empty);
             sep1 = js_dup(jsc->empty);
         }
-        v = js_array_push(ctx, jsc->stack, 1, vc(&val), 0);
-        if (check_exception_free(ctx, v))
-            goto exception;
+        /* run-js-server patch 0014: the stack of the objects being
+           serialized is the specification's internal list, not a value a
+           program can reach. js_array_push falls back to [[Set]] once
+           Array.prototype has an indexed property, which would call a
+           program's setter on Array.prototype (and a throwing one would
+           make every nested JSON.stringify fail). Define the element. */
+        {
+            int64_t depth;
+            if (js_get_length64(ctx, &depth, jsc->stack) ||
+                JS_DefinePropertyValueInt64(ctx, jsc->stack, depth, js_dup(val),
+                                            JS_PROP_C_W_E | JS_PROP_THROW) < 0)
+                goto exception;
+        }
         ret = js_is_array(ctx, val);
         if (ret < 0)
             goto exception;

@@ -1,0 +1,5 @@
+//go:build !asan
+
+package worker
+
+const asanEnabled = false

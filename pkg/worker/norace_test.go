@@ -1,0 +1,7 @@
+//go:build !race
+
+package worker
+
+const raceEnabled = false
+
+const raceBaseKiB = 0
