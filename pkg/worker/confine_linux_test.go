@@ -156,8 +156,8 @@ func TestAttacks(t *testing.T) {
 	var endings []string
 	for _, tc := range attackCases {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.noRace && raceBuild {
-				t.Skip("RLIMIT_AS is not set in race-detector builds (ThreadSanitizer maps terabytes); the row runs in plain go test")
+			if tc.noRace && (raceBuild || asanBuild) {
+				t.Skip("RLIMIT_AS is not set in race-detector or ASan builds (their shadow memory takes terabytes); the row runs in plain go test")
 			}
 			if abi < tc.minABI {
 				t.Skipf("needs Landlock ABI %d; the kernel has %d", tc.minABI, abi)
@@ -293,7 +293,7 @@ func TestConfinedWorkerStatus(t *testing.T) {
 		t.Errorf("RLIMIT_CPU is %q, want %d (deadline + grace + start allowance, rounded up)", lim["Max cpu time"], cpu)
 	}
 	wantAS := strconv.Itoa(64<<20 + asOverhead)
-	if raceBuild {
+	if raceBuild || asanBuild {
 		wantAS = "unlimited"
 	}
 	if lim["Max address space"] != wantAS {
@@ -468,8 +468,8 @@ func TestNamespaces(t *testing.T) {
 // allocates without end still ends out_of_memory by the engine's own limit,
 // at the smallest and a large heap: the backstop never trips first.
 func TestAddressSpaceLimitIsABackstop(t *testing.T) {
-	if raceBuild {
-		t.Skip("RLIMIT_AS is not set in race-detector builds")
+	if raceBuild || asanBuild {
+		t.Skip("RLIMIT_AS is not set in race-detector or ASan builds")
 	}
 	for _, mem := range []int64{wire.MinMemory, 512 << 20} {
 		e := runProgram(t, Request{Code: `const a = []; while (true) a.push("x".repeat(4096) + a.length);`,

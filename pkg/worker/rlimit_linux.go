@@ -62,8 +62,8 @@ var rlimitPolicy = []rlimitRule{
 		return uint64(f.openFDs), true, ""
 	}, why: "just above the descriptors it holds (stdio, its socket, the Go poller, /proc/self/status): no number is left for a new one"},
 	{resource: unix.RLIMIT_AS, name: "as", byParent: true, value: func(f rlimitFacts) (uint64, bool, string) {
-		if raceBuild {
-			return 0, false, "not set: the race detector maps terabytes of shadow memory"
+		if raceBuild || asanBuild {
+			return 0, false, "not set: a race-detector or AddressSanitizer build maps terabytes of shadow memory"
 		}
 		return uint64(f.limits.MemoryBytes) + asOverhead, true, ""
 	}, why: "a backstop above the engine's heap limit for memory taken outside it: the heap limit plus the runtime's measured 1.5 GiB, with headroom"},
