@@ -587,24 +587,29 @@ func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]
 // per-session cap; list_js; unknown and foreign ids.
 func TestLongRunningScripts(t *testing.T) {
 	slow := testServer("bad", "misbehaving")
-	slow.CallTimeout = 700 * time.Millisecond
+	// The hang call ends (timed out) well after yield_ms however slow the
+	// machine, so the first return finds the program running.
+	slow.CallTimeout = 3 * time.Second
 	g := newTestGateway(t, slow, testServer("stuck", "misbehaving"))
 	cs := mcpClient(t, g)
 
-	// Yields, then ends: output split across returns, nothing lost or repeated.
+	// Yields, then ends: output split across returns, nothing lost or
+	// repeated. Where the split falls depends on how far the program got in
+	// yield_ms; together the pieces are the whole output, once.
 	text, st, _ := callTool(t, cs, "run_js", map[string]any{"yield_ms": 150,
 		"code": `console.log('one'); try { await tools.bad.hang({}) } catch (e) {} console.log('two'); return 'done'`})
-	if st["status"] != "running" || !strings.Contains(text, "one") {
+	if st["status"] != "running" {
 		t.Fatalf("run_js did not yield: %s", text)
 	}
+	first, _ := st["output"].(map[string]any)
 	id := st["scriptId"].(string)
 	if !strings.HasPrefix(id, "js-"+processTag+"-") {
 		t.Fatalf("script id %q does not carry the process tag", id)
 	}
-	text, st, _ = callTool(t, cs, "wait_js", map[string]any{"scriptId": id, "yield_ms": 5000})
+	text, st, _ = callTool(t, cs, "wait_js", map[string]any{"scriptId": id, "yield_ms": 30_000})
 	out, _ := st["output"].(map[string]any)
-	if st["status"] != "returned" || out["text"] != "two\n" {
-		t.Fatalf("wait_js: %s", text)
+	if st["status"] != "returned" || fmt.Sprint(first["text"])+fmt.Sprint(out["text"]) != "one\ntwo\n" {
+		t.Fatalf("wait_js (first piece %q): %s", first["text"], text)
 	}
 	if st["runId"] != id {
 		t.Fatalf("the ending's runId %v is not the script id %s: one program, one id", st["runId"], id)
@@ -619,17 +624,41 @@ func TestLongRunningScripts(t *testing.T) {
 	_, st, _ = callTool(t, cs, "run_js", map[string]any{"yield_ms": 100, "code": `await tools.stuck.hang({why: 'forever'})`})
 	stuckID := st["scriptId"].(string)
 
-	// One watcher at a time.
-	waiting := make(chan string)
+	// One watcher at a time: while a wait_js waits, another wait_js and a
+	// stop_js are refused. The first watcher is known to wait once a second
+	// one is refused; cancelling its request ends the wait, not the program.
+	waitCtx, cancelWait := context.WithCancel(context.Background())
+	waiting := make(chan error, 1)
 	go func() {
-		text, _, _ := callTool(t, cs, "wait_js", map[string]any{"scriptId": stuckID, "yield_ms": 1500})
-		waiting <- text
+		// A probe below may hold the script for a moment: then this wait is
+		// refused, and tries again.
+		for {
+			res, err := cs.CallTool(waitCtx, &mcp.CallToolParams{Name: "wait_js", Arguments: map[string]any{"scriptId": stuckID, "yield_ms": 60_000}})
+			if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "already waiting") {
+				waiting <- err
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
 	}()
-	time.Sleep(200 * time.Millisecond)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		text, _, isErr := callTool(t, cs, "wait_js", map[string]any{"scriptId": stuckID, "yield_ms": 1})
+		if isErr && strings.Contains(text, "already waiting") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a second wait_js was never refused while the first waited: %s", text)
+		}
+	}
 	if text, _, isErr := callTool(t, cs, "stop_js", map[string]any{"scriptId": stuckID}); !isErr || !strings.Contains(text, "already waiting") {
 		t.Fatalf("a second watcher was not refused: %s", text)
 	}
-	<-waiting
+	cancelWait()
+	select {
+	case <-waiting:
+	case <-time.After(30 * time.Second):
+		t.Fatal("cancelling wait_js did not end the wait")
+	}
 
 	// The per-session cap (the stuck script is one of three).
 	var extra []string

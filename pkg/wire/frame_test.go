@@ -557,7 +557,6 @@ func TestReaderHostileStreams(t *testing.T) {
 			r := wire.NewReader(src, tc.max)
 			var frames []wire.Frame
 			var err error
-			start := time.Now()
 			watchdog(t, tc.guard, func() { frames, err = readAll(r) })
 			if len(frames) != tc.frames {
 				t.Errorf("got %d whole frames before the error, want %d", len(frames), tc.frames)
@@ -589,9 +588,6 @@ func TestReaderHostileStreams(t *testing.T) {
 			if counter != nil {
 				if counter.n > 64<<10 {
 					t.Fatalf("the reader consumed %d bytes of an endless stream, more than its 64 KiB buffer: the body was read", counter.n)
-				}
-				if d := time.Since(start); d > time.Second {
-					t.Errorf("refusing an over-cap frame took %v", d)
 				}
 			}
 		})

@@ -157,11 +157,7 @@ func jsonHugeArray(n int) []byte {
 func TestScanJSON(t *testing.T) {
 	for _, tc := range jsonScanCases {
 		t.Run(tc.name, func(t *testing.T) {
-			start := time.Now()
 			got, err := ScanJSON(tc.in, tc.maxValues, tc.maxDepth)
-			if elapsed := time.Since(start); elapsed > 2*time.Second {
-				t.Errorf("took %v", elapsed)
-			}
 			if tc.wantErr == nil {
 				if err != nil {
 					t.Fatalf("ScanJSON(%.80q) error %v, want %+v", tc.in, err, tc.want)

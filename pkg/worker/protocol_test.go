@@ -94,8 +94,10 @@ func TestStopIgnoredIsKilledAfterGrace(t *testing.T) {
 	e := r.Ending()
 	wantStatus(t, e, wire.StatusStopped)
 	wantErrorContains(t, e, "killed")
-	if d := time.Since(begin); d < cfg.Grace || d > cfg.Grace+3*time.Second {
-		t.Fatalf("stopped after %s; want about the grace, %s", d, cfg.Grace)
+	// The ladder waits the whole grace before SIGKILL (the watchdog above
+	// bounds it from above).
+	if d := time.Since(begin); d < cfg.Grace {
+		t.Fatalf("stopped after %s, before the grace of %s was over", d, cfg.Grace)
 	}
 }
 
