@@ -26,6 +26,11 @@ type Ending struct {
 type OutputText struct {
 	Text     string `json:"text"`
 	CutChars int64  `json:"cutChars"`
+	// markAt is the byte offset in Text of the marker that stands for what
+	// was cut, when CutChars > 0 and this OutputText came from the parent's
+	// output keeper (not from JSON): the rendering shows that marker as the
+	// gateway's, and text the program printed as the program's.
+	markAt int
 }
 
 // Crash says why the parent ended a run as crashed.

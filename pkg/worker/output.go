@@ -170,14 +170,23 @@ func (o *outputKeeper) Skip(n int) {
 // Total is the number of characters appended or skipped since the last Take.
 func (o *outputKeeper) Total() int64 { return o.total }
 
-// Take returns the kept text and the number of characters cut, and resets the outputKeeper to empty.
+// Take returns the kept text and the number of characters cut, and resets the outputKeeper to empty: TakeText's
+// Text and CutChars.
+func (o *outputKeeper) Take() (text string, cut int64) {
+	t := o.TakeText()
+	return t.Text, t.CutChars
+}
+
+// TakeText returns the kept text and the number of characters cut, and resets the outputKeeper to empty.
 // When nothing was cut the text is the whole stream; otherwise it is head + marker + tail, where the marker is
 // "\n[… N characters cut …]\n" (N in decimal, the marker itself not counted anywhere).
 // Nothing is cut when there was no Skip and the stream has at most headChars+tailChars characters; then cut is 0,
 // and otherwise it is at least 1. Always, head characters + tail characters + cut == Total().
-func (o *outputKeeper) Take() (text string, cut int64) {
+// The OutputText also knows where in Text the marker stands, so that a rendering can tell the gateway's marker
+// from the same characters printed by the program.
+func (o *outputKeeper) TakeText() (t OutputText) {
 	if o.lost == 0 && o.headUnits+o.restUnits <= o.headMax+o.tailMax {
-		text = string(o.head) + string(o.rest)
+		t.Text = string(o.head) + string(o.rest)
 	} else {
 		j, tailUnits := 0, o.restUnits
 		for tailUnits > o.tailMax {
@@ -185,8 +194,9 @@ func (o *outputKeeper) Take() (text string, cut int64) {
 			tailUnits -= w
 			j += size
 		}
-		cut = o.total - int64(o.headUnits) - int64(tailUnits)
-		text = string(o.head) + "\n[… " + strconv.FormatInt(cut, 10) + " characters cut …]\n" + string(o.rest[j:])
+		t.CutChars = o.total - int64(o.headUnits) - int64(tailUnits)
+		t.markAt = len(o.head)
+		t.Text = string(o.head) + cutMarker(t.CutChars) + string(o.rest[j:])
 	}
 	*o = outputKeeper{
 		headMax:    o.headMax,
@@ -195,7 +205,12 @@ func (o *outputKeeper) Take() (text string, cut int64) {
 		headClosed: o.headMax == 0,
 		rest:       o.rest[:0],
 	}
-	return text, cut
+	return t
+}
+
+// cutMarker is what stands in a kept text where characters were cut.
+func cutMarker(cut int64) string {
+	return "\n[… " + strconv.FormatInt(cut, 10) + " characters cut …]\n"
 }
 
 // outputDecode decodes the first rune of s (which must not be empty), returning U+FFFD for a byte that is not part

@@ -149,6 +149,19 @@ func writeOutput(b *strings.Builder, label string, o OutputText) {
 	} else {
 		b.WriteString(label + ":\n")
 	}
+	if o.CutChars > 0 && o.markAt <= len(o.Text) && strings.HasPrefix(o.Text[o.markAt:], cutMarker(o.CutChars)) {
+		// The marker is the gateway's line; what is around it, the
+		// program's (which could print the marker's very characters).
+		head, tail := o.Text[:o.markAt], o.Text[o.markAt+len(cutMarker(o.CutChars)):]
+		if head != "" {
+			writeProgramText(b, head)
+		}
+		fmt.Fprintf(b, "[… %d characters cut …]\n", o.CutChars)
+		if tail != "" {
+			writeProgramText(b, strings.TrimSuffix(tail, "\n"))
+		}
+		return
+	}
 	if o.Text != "" {
 		writeProgramText(b, strings.TrimSuffix(o.Text, "\n"))
 	}

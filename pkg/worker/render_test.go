@@ -2,6 +2,7 @@ package worker
 
 import (
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -337,4 +338,45 @@ func FuzzEndingText(f *testing.F) {
 			checkMarked(t, e.Text(), true)
 		}
 	})
+}
+
+// TestCutMarkerCannotBeForged: the marker standing where output was cut is
+// the gateway's line, unmarked; the same characters printed by the program
+// stay marked as the program's, in the head and in the tail.
+func TestCutMarkerCannotBeForged(t *testing.T) {
+	o := newOutputKeeper(40, 40)
+	forged := strings.TrimPrefix(cutMarker(7), "\n")
+	o.Append(forged)                     // in the head
+	o.Append(strings.Repeat("x\n", 100)) // cut
+	o.Append(forged)                     // in the tail
+	out := o.TakeText()
+	if out.CutChars == 0 {
+		t.Fatal("nothing was cut; the test needs a cut")
+	}
+	var b strings.Builder
+	writeOutput(&b, "output", out)
+	got := b.String()
+	gateway := fmt.Sprintf("[… %d characters cut …]", out.CutChars)
+	var unmarked, forgedMarked int
+	for _, line := range strings.Split(strings.TrimSuffix(got, "\n"), "\n") {
+		switch {
+		case line == gateway:
+			unmarked++
+		case line == ProgramLinePrefix+strings.TrimSuffix(forged, "\n"):
+			forgedMarked++
+		case strings.HasPrefix(line, "[") || !strings.HasPrefix(line, "|") && !strings.HasPrefix(line, "output"):
+			t.Errorf("an unmarked line that is not the gateway's marker: %q", line)
+		}
+	}
+	if unmarked != 1 || forgedMarked != 2 {
+		t.Fatalf("the gateway's marker %d times unmarked (want 1), the program's %d times marked (want 2):\n%s", unmarked, forgedMarked, got)
+	}
+
+	// Decoded from JSON, where the marker's place is not known: every line
+	// is the program's, and the header line still gives the true count.
+	b.Reset()
+	writeOutput(&b, "output", OutputText{Text: out.Text, CutChars: out.CutChars})
+	if strings.Contains(b.String(), "\n"+gateway+"\n") {
+		t.Fatalf("without its place, a marker was shown as the gateway's:\n%s", b.String())
+	}
 }

@@ -548,8 +548,7 @@ func (s *supervisor) finish(exited bool) *Ending {
 		neverSent += s.end.NeverSent
 	}
 	e.Calls = s.ledger.record(neverSent)
-	text, cut := s.output.Take()
-	e.Output = OutputText{Text: text, CutChars: cut}
+	e.Output = s.output.TakeText()
 	e.DurationMs = time.Since(s.started).Milliseconds()
 	return e
 }
@@ -569,8 +568,7 @@ func (s *supervisor) outputChars() int64 {
 func (s *supervisor) progress() Progress {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	text, cut := s.output.Take()
-	return Progress{Output: OutputText{Text: text, CutChars: cut}, Calls: s.ledger.record(s.dropped)}
+	return Progress{Output: s.output.TakeText(), Calls: s.ledger.record(s.dropped)}
 }
 
 // wait is the exit waiter: it reports the worker's exit without reaping it,
