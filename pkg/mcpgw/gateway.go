@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -61,6 +62,9 @@ type Gateway struct {
 	gens      []uint64 // each server's toolsGen when the catalog was built
 
 	watch catalogWatch // the MCP servers told when the catalog changes (catalogwatch.go)
+
+	// httpLimits is set when the gateway is served over HTTP (NewHTTPServer), for server_info.
+	httpLimits atomic.Pointer[httpLimitsReport]
 }
 
 // New builds a Gateway and starts its spare workers. It does not connect:

@@ -81,6 +81,15 @@ type HTTPOptions struct {
 	MaxSessions int
 }
 
+// httpLimitsReport is what server_info says of serving over HTTP.
+type httpLimitsReport struct {
+	TokenRequired   bool  `json:"tokenRequired"`
+	MaxRequestBytes int   `json:"maxRequestBytes"`
+	MaxSessions     int   `json:"maxSessions"`
+	SessionIdleMs   int64 `json:"sessionIdleMs"`
+	AllowedOrigins  int   `json:"allowedOrigins"`
+}
+
 // HTTPServer serves a Gateway's MCP tools over Streamable HTTP. Each MCP
 // session is apart: its own scripts, its own per-session cap; the
 // gateway's cap holds across them. Safe for concurrent use.
@@ -118,6 +127,10 @@ func NewHTTPServer(g *Gateway, opts HTTPOptions) (*HTTPServer, error) {
 		opts.MaxSessions = DefaultMaxSessions
 	}
 	s := &HTTPServer{g: g, opts: opts, mcp: NewServer(g), origins: http.NewCrossOriginProtection(), allowed: map[string]bool{}}
+	g.httpLimits.Store(&httpLimitsReport{
+		TokenRequired: opts.Token != "", MaxRequestBytes: MaxRequestBytes, MaxSessions: opts.MaxSessions,
+		SessionIdleMs: opts.SessionIdle.Milliseconds(), AllowedOrigins: len(opts.AllowOrigins),
+	})
 	for _, o := range opts.AllowOrigins {
 		norm, err := ParseOrigin(o)
 		if err == nil {

@@ -481,3 +481,19 @@ func TestHTTPShutdown(t *testing.T) {
 		t.Fatal("a request after Shutdown was accepted")
 	}
 }
+
+// TestServerInfoReportsHTTPLimits: server_info names the HTTP serving limits
+// in force once the gateway is served over HTTP, and none on stdio.
+func TestServerInfoReportsHTTPLimits(t *testing.T) {
+	g := newTestGateway(t)
+	if h := g.info().Limits.HTTP; h != nil {
+		t.Fatalf("server_info reports HTTP limits %+v before any HTTP serving", h)
+	}
+	if _, err := NewHTTPServer(g, HTTPOptions{Token: testToken, MaxSessions: 5, SessionIdle: time.Minute, AllowOrigins: []string{"https://app.example"}}); err != nil {
+		t.Fatal(err)
+	}
+	want := httpLimitsReport{TokenRequired: true, MaxRequestBytes: MaxRequestBytes, MaxSessions: 5, SessionIdleMs: 60_000, AllowedOrigins: 1}
+	if h := g.info().Limits.HTTP; h == nil || *h != want {
+		t.Fatalf("server_info HTTP limits %+v, want %+v", h, want)
+	}
+}

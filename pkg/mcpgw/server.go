@@ -332,6 +332,8 @@ type limitsReport struct {
 	SearchResults  int         `json:"maxSearchResults"`
 	SearchDefault  int         `json:"defaultSearchResults"`
 	DeclBytes      int         `json:"maxDeclarationBytes"`
+	// HTTP is serving over Streamable HTTP's limits; absent on stdio.
+	HTTP *httpLimitsReport `json:"http,omitempty"`
 }
 
 // toolProblem names a tool whose schema could not be compiled.
@@ -386,6 +388,7 @@ func (g *Gateway) info() serverInfoReport {
 			MinYieldMs: MinYield.Milliseconds(), DefaultYieldMs: DefaultYield.Milliseconds(), MaxYieldMs: MaxYield.Milliseconds(),
 			StartMs: g.cfg.StartTimeout.Milliseconds(), ToolsPerServer: MaxToolsPerServer,
 			SearchResults: MaxSearchResults, SearchDefault: DefaultSearchResults, DeclBytes: MaxTSDeclBytes,
+			HTTP: g.httpLimits.Load(),
 		},
 		Servers: g.Servers(), Tools: len(catalog), Protection: g.protections(), Warnings: g.cfg.Warnings,
 	}
