@@ -418,8 +418,7 @@ func TestDeadlineEndsTheRunWhateverTheEngineDoes(t *testing.T) {
 func keptOf(stream string) OutputText {
 	o := newOutputKeeper(wire.OutputHeadChars, wire.OutputTailChars)
 	o.Append(stream)
-	text, cut := o.Take()
-	return OutputText{Text: text, CutChars: cut}
+	return o.TakeText()
 }
 
 // TestOutputKeptIsExact (item 6): the worker sends only the head, then a
