@@ -62,6 +62,26 @@ func (f Frame) Size() int { return 4 + frameOverhead + len(f.Header) + len(f.Pay
 // object, and unknown fields and trailing data are errors (they mean the peer
 // speaks another version of the protocol).
 func (f Frame) Decode(v any) error {
+	var err error
+	switch m := v.(type) {
+	case *Call:
+		err = decodeCall(f.Header, m)
+	case *Result:
+		err = decodeResult(f.Header, m)
+	case *Output:
+		err = decodeOutput(f.Header, m)
+	default:
+		return f.decodeJSON(v)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %s header: %v", ErrBadFrame, f.Type, err)
+	}
+	return nil
+}
+
+// decodeJSON is Decode through encoding/json, for the headers of frames
+// sent once a run (hello, start, end, stop).
+func (f Frame) decodeJSON(v any) error {
 	if !isObject(f.Header) {
 		return fmt.Errorf("%w: %s header is not a JSON object", ErrBadFrame, f.Type)
 	}
@@ -176,21 +196,30 @@ func (t Type) Known() bool {
 // "{}"), payload is copied as is. It fails only if hdr cannot be encoded or
 // the frame would not fit the 32-bit length.
 func AppendFrame(dst []byte, t Type, hdr any, payload []byte) ([]byte, error) {
-	h := []byte("{}")
-	if hdr != nil {
-		var err error
-		if h, err = json.Marshal(hdr); err != nil {
-			return dst, fmt.Errorf("wire: encode %s header: %w", t, err)
+	at := len(dst)
+	// The header is written in place, after room for the two length fields.
+	dst = append(dst, 0, 0, 0, 0, byte(t), 0, 0, 0, 0)
+	var ok bool
+	switch {
+	case hdr == nil:
+		dst, ok = append(dst, "{}"...), true
+	default:
+		dst, ok = appendHeader(dst, hdr)
+	}
+	if !ok {
+		h, err := json.Marshal(hdr)
+		if err != nil {
+			return dst[:at], fmt.Errorf("wire: encode %s header: %w", t, err)
 		}
+		dst = append(dst, h...)
 	}
-	n := uint64(frameOverhead) + uint64(len(h)) + uint64(len(payload))
+	hlen := len(dst) - at - 4 - frameOverhead
+	n := uint64(frameOverhead) + uint64(hlen) + uint64(len(payload))
 	if n > 1<<32-1 {
-		return dst, fmt.Errorf("%w: %s frame of %d bytes does not fit the length field", ErrFrameTooLarge, t, n)
+		return dst[:at], fmt.Errorf("%w: %s frame of %d bytes does not fit the length field", ErrFrameTooLarge, t, n)
 	}
-	dst = binary.BigEndian.AppendUint32(dst, uint32(n))
-	dst = append(dst, byte(t))
-	dst = binary.BigEndian.AppendUint32(dst, uint32(len(h)))
-	dst = append(dst, h...)
+	binary.BigEndian.PutUint32(dst[at:], uint32(n))
+	binary.BigEndian.PutUint32(dst[at+5:], uint32(hlen))
 	return append(dst, payload...), nil
 }
 
