@@ -103,15 +103,17 @@ func (b *bench) oneRun(code string) runTimes {
 	var first, last atomic.Int64
 	var n atomic.Int64
 	start := time.Now()
-	call := func(ctx context.Context, c worker.Call) worker.Outcome {
+	// An in-process tool answers at once: its Admission carries the
+	// outcome, which the run writes back from its reader goroutine.
+	admit := func(ctx context.Context, c worker.Call) worker.Admission {
 		t := time.Since(start).Nanoseconds()
 		first.CompareAndSwap(0, t)
 		last.Store(t)
 		n.Add(1)
-		return echo(ctx, c)
+		return worker.Admission{Outcome: echo(ctx, c)}
 	}
 	var e *worker.Ending
-	r, err := b.l.Start(context.Background(), worker.Request{Code: code, Catalog: benchCatalog, Call: call})
+	r, err := b.l.Start(context.Background(), worker.Request{Code: code, Catalog: benchCatalog, Admit: admit})
 	if err == nil {
 		e = r.Wait()
 	}

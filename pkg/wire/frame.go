@@ -115,6 +115,20 @@ func NewReader(r io.Reader, max int) *Reader {
 	return &Reader{r: bufio.NewReaderSize(r, 64<<10), max: max}
 }
 
+// HasFrame reports whether a whole frame is already buffered, so that Next
+// returns it without reading.
+func (r *Reader) HasFrame() bool {
+	if r.r.Buffered() < 4 {
+		return false // and Peek would read
+	}
+	b, err := r.r.Peek(4)
+	if err != nil || len(b) < 4 {
+		return false
+	}
+	n := uint64(binary.BigEndian.Uint32(b))
+	return uint64(r.r.Buffered()) >= 4+n
+}
+
 // Next reads one frame. At a clean end of stream it returns io.EOF; a stream
 // cut inside a frame gives io.ErrUnexpectedEOF. Errors of the stream itself
 // (deadlines, closed connections) are returned wrapped, as they are.

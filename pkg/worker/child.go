@@ -200,8 +200,8 @@ type childHost struct {
 	text     []byte // output text not yet framed
 	textSkip int64  // skip of the output frame being built
 
-	in       []byte // bytes read, not yet framed
-	rbuf     []byte // what one recv reads into
+	in       []byte // bytes read; in[off:] not yet framed
+	off      int
 	events   []jsrt.Event
 	stopped  bool
 	lastPoll time.Time
@@ -319,6 +319,9 @@ func (h *childHost) Wait(deadline time.Time) []jsrt.Event {
 	h.flushOutput()
 	h.flush()
 	h.mu.Unlock()
+	if len(h.events) == 0 {
+		h.compact()
+	}
 	for len(h.events) == 0 {
 		if !time.Now().Before(deadline) {
 			return nil
@@ -328,6 +331,18 @@ func (h *childHost) Wait(deadline time.Time) []jsrt.Event {
 	evs := h.events
 	h.events = nil
 	return evs
+}
+
+// compact moves what is not yet framed to the front of h.in, so that its
+// room is used again. Only Wait calls it, and only with no event pending:
+// then every earlier event's payload has been settled (the runtime asks for
+// more only after settling what it was given) and nothing points into h.in.
+func (h *childHost) compact() {
+	if h.off > 0 {
+		n := copy(h.in, h.in[h.off:])
+		h.in = h.in[:n]
+		h.off = 0
+	}
 }
 
 // read reads what the parent sent (blocking until something arrives or the
@@ -356,17 +371,25 @@ func (h *childHost) read(block bool) {
 	}
 }
 
+// recvRoom: recv reads into h.in's spare room, made at least this large.
+const recvRoom = 64 << 10
+
 // recv reads once from the socket into h.in, blocking or not. A parent that
 // closed the socket ends the process: there is nobody left to report to.
+// When h.in lacks room it moves to a new buffer (never in place: events
+// may still point into the old one).
 func (h *childHost) recv(block bool) {
 	flags := unix.MSG_DONTWAIT
 	if block {
 		flags = 0
 	}
-	if h.rbuf == nil {
-		h.rbuf = make([]byte, 64<<10)
+	if cap(h.in)-len(h.in) < recvRoom/4 {
+		rest := h.in[h.off:]
+		b := make([]byte, len(rest), len(rest)+recvRoom)
+		copy(b, rest)
+		h.in, h.off = b, 0
 	}
-	n, _, err := unix.Recvfrom(h.fd, h.rbuf, flags)
+	n, _, err := unix.Recvfrom(h.fd, h.in[len(h.in):cap(h.in)], flags)
 	switch {
 	case err == unix.EAGAIN || err == unix.EINTR:
 		return
@@ -375,19 +398,20 @@ func (h *childHost) recv(block bool) {
 	case n == 0:
 		exit(exitParentGone)
 	}
-	h.in = append(h.in, h.rbuf[:n]...)
+	h.in = h.in[:len(h.in)+n]
 }
 
 // next takes the next whole frame off h.in; when a frame has begun, it reads
-// the rest of it at once. The frame does not alias h.in.
+// the rest of it at once. The frame aliases h.in, which is appended to but
+// never written over until Wait compacts it.
 func (h *childHost) next() (wire.Frame, bool) {
-	f, used, need, err := wire.Split(h.in, h.max)
+	f, used, need, err := wire.Split(h.in[h.off:], h.max)
 	if err != nil {
 		die(exitParentGone, "frame from parent: %v", err)
 	}
-	if used == 0 && need > len(h.in) {
+	if used == 0 && need > len(h.in)-h.off {
 		h.fill(need) // the parent is sending it: a large result or start
-		f, used, _, err = wire.Split(h.in, h.max)
+		f, used, _, err = wire.Split(h.in[h.off:], h.max)
 		if err != nil {
 			die(exitParentGone, "frame from parent: %v", err)
 		}
@@ -395,18 +419,18 @@ func (h *childHost) next() (wire.Frame, bool) {
 	if used == 0 {
 		return wire.Frame{}, false
 	}
-	// The frame keeps aliasing these bytes: the rest goes to a new buffer.
-	h.in = append([]byte(nil), h.in[used:]...)
+	h.off += used
 	return f, true
 }
 
-// fill reads, blocking, until h.in holds need bytes: the rest of a frame the
-// parent has begun to send. The buffer has one byte more, a NUL, so that a
-// result's JSON at the end of the frame is parsed where it lies (see
-// jsrt.Event.Payload).
+// fill reads, blocking, until h.in[h.off:] holds need bytes: the rest of a
+// frame the parent has begun to send. The frame gets a buffer of its own
+// with one byte more, a NUL, so that a result's JSON at the end of the
+// frame is parsed where it lies (see jsrt.Event.Payload).
 func (h *childHost) fill(need int) {
-	b := make([]byte, len(h.in), need+1)
-	copy(b, h.in)
+	rest := h.in[h.off:]
+	b := make([]byte, len(rest), need+1)
+	copy(b, rest)
 	for len(b) < need {
 		n, err := unix.Read(h.fd, b[len(b):need])
 		if err == unix.EINTR || err == unix.EAGAIN {
@@ -417,5 +441,5 @@ func (h *childHost) fill(need int) {
 		}
 		b = b[:len(b)+n]
 	}
-	h.in = b
+	h.in, h.off = b, 0
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/run-js-server/run-js-server/pkg/wire"
@@ -33,6 +34,22 @@ type Launcher struct {
 
 	report       *wire.Confinement // the latest worker's, from its hello
 	parentLimits string            // the rlimits set on that worker at start
+
+	breaches atomic.Int64 // rules broken after an ending was given
+}
+
+// BreachesAfterEnding counts the rules workers of this Launcher broke after
+// their run's ending had been given (a frame after the end frame, a
+// forbidden system call on the way out): the ending is given at the end
+// frame, so these can no longer change it, and are logged and counted
+// instead (Config.OnBreach).
+func (l *Launcher) BreachesAfterEnding() int64 { return l.breaches.Load() }
+
+func (l *Launcher) breach(runID string, v *violation) {
+	l.breaches.Add(1)
+	if l.cfg.OnBreach != nil {
+		l.cfg.OnBreach(runID, string(v.Rule), v.Error())
+	}
 }
 
 // ErrClosed: the Launcher was closed.
@@ -115,13 +132,19 @@ func (l *Launcher) Start(ctx context.Context, req Request) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Run{id: req.RunID, pid: p.cmd.Process.Pid, stopc: make(chan string, 1), done: make(chan struct{})}
+	r := &Run{id: req.RunID, pid: p.cmd.Process.Pid, stopc: make(chan string, 1), done: make(chan struct{}), reaped: make(chan struct{})}
 	s := newSupervisor(ctx, l.cfg, req, p, r.stopc)
 	s.onHello = l.record
+	s.onEnding = func(e *Ending) { r.ending = e; close(r.done) }
+	s.onBreach = l.breach
 	r.s = s
 	go func() {
-		r.ending = s.run()
-		close(r.done)
+		e := s.run()
+		if !s.published {
+			r.ending = e
+			close(r.done)
+		}
+		close(r.reaped)
 		l.refill()
 	}()
 	return r, nil

@@ -84,6 +84,16 @@ func runWith(t testing.TB, cfg Config, req Request) *Ending {
 	if e == nil {
 		t.Fatal("Done closed but Ending is nil")
 	}
+	// The ending is given at the end frame; the tests that look at the
+	// process, its directory or its descriptors afterwards need it reaped.
+	select {
+	case <-r.Reaped():
+	case <-time.After(watchdog):
+		t.Fatalf("run's worker was not reaped within %s of its ending", watchdog)
+	}
+	if r.Ending() != e {
+		t.Fatal("the ending changed after Done")
+	}
 	return e
 }
 

@@ -76,6 +76,62 @@ func TestBadWorkers(t *testing.T) {
 	}
 }
 
+// TestFrameAfterTheAnswerIsCounted: the ending is given at the end frame, so
+// a frame that comes after it can no longer change it; the parent logs and
+// counts it (Config.OnBreach, Launcher.BreachesAfterEnding), kills the
+// worker, and the ending stays the one the end frame gave. (A frame that
+// arrives in the same read as the end still crashes the run: TestBadWorkers.)
+func TestFrameAfterTheAnswerIsCounted(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig("frame-after-end-later")
+	breaches := make(chan string, 4)
+	cfg.OnBreach = func(runID, rule, detail string) { breaches <- rule + ": " + detail }
+	l, err := NewLauncher(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	r, err := l.Start(context.Background(), Request{Code: "1", Catalog: testCatalog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e *Ending
+	select {
+	case <-r.Done():
+		e = r.Ending()
+	case <-time.After(20 * time.Second):
+		t.Fatal("no ending within 20 s")
+	}
+	select {
+	case <-r.Reaped():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the worker that sent a frame after its end was not reaped within 20 s")
+	}
+	if e.Status == wire.StatusCrashed {
+		// The machine was slow enough that the late frame came in the
+		// same read as the end: the other path, still a breach caught.
+		if e.Crash == nil || e.Crash.Rule != ruleAfterEnd {
+			t.Fatalf("crashed, but not for the frame after end: %+v", e.Crash)
+		}
+		return
+	}
+	wantStatus(t, e, wire.StatusReturned)
+	select {
+	case b := <-breaches:
+		if !strings.Contains(b, string(ruleAfterEnd)) || !strings.Contains(b, "output frame after end") {
+			t.Fatalf("breach reported as %q", b)
+		}
+	default:
+		t.Fatal("the frame after the end was not reported to OnBreach")
+	}
+	if n := l.BreachesAfterEnding(); n != 1 {
+		t.Fatalf("BreachesAfterEnding = %d, want 1", n)
+	}
+	if r.Ending() != e {
+		t.Fatal("the ending changed after it was given")
+	}
+}
+
 func TestStopIgnoredIsKilledAfterGrace(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig("ignore-stop")

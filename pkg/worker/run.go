@@ -40,6 +40,11 @@ type Config struct {
 	// Off by default: it adds 0.3-0.9 ms to each spawn (BENCHMARKS.md), and
 	// seccomp and Landlock already deny what the namespaces would hide.
 	Namespaces bool
+	// OnBreach, if set, is told of each rule a worker broke after its run's
+	// ending was given (Run.Done closes at the end frame; see
+	// Launcher.BreachesAfterEnding): the run's id, the rule and what was
+	// seen. It must not block.
+	OnBreach func(runID, rule, detail string)
 }
 
 // DefaultGrace is Config.Grace when it is zero: a worker that checks its
@@ -132,6 +137,7 @@ type Run struct {
 	s      *supervisor
 	stopc  chan string
 	done   chan struct{}
+	reaped chan struct{}
 	ending *Ending
 }
 
@@ -191,8 +197,17 @@ func (r *Run) Stop(reason string) {
 	}
 }
 
-// Done is closed when the run has ended and its process is reaped.
+// Done is closed when the run's ending is known: when the worker's end
+// frame has passed the parent's checks (and no call is still being
+// performed), or when the run was ended otherwise. The worker's exit, its
+// reaping and the removal of its directory may still be under way: Reaped
+// says when they are done.
 func (r *Run) Done() <-chan struct{} { return r.done }
+
+// Reaped is closed once the worker process has exited and been reaped, and
+// its private directory removed (after Done; bounded by the grace after the
+// end, then the kill).
+func (r *Run) Reaped() <-chan struct{} { return r.reaped }
 
 // Ending is the run's ending, or nil before Done is closed.
 func (r *Run) Ending() *Ending {
@@ -204,8 +219,8 @@ func (r *Run) Ending() *Ending {
 	}
 }
 
-// Wait blocks until the run has ended and returns its ending. The wait is
-// bounded: by the run's deadline plus the grace, then the kill.
+// Wait blocks until the run's ending is known (Done) and returns it. The
+// wait is bounded: by the run's deadline plus the grace, then the kill.
 func (r *Run) Wait() *Ending {
 	<-r.done
 	return r.ending

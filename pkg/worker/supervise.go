@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/run-js-server/run-js-server/pkg/wire"
@@ -71,8 +72,19 @@ type supervisor struct {
 	live    bool // results and output still go through: no end, stop or kill yet
 	dropped int  // calls made after a stop: never sent
 
-	wmu      sync.Mutex
-	handlers sync.WaitGroup // calls being performed
+	out      *outbox        // frames to the worker, written in batches (outbox.go)
+	handlers sync.WaitGroup // calls being performed on goroutines of their own
+	busy     atomic.Int64   // how many of them
+	idle     chan struct{}  // signalled when busy falls to 0
+
+	// onEnding, if set, is given the ending as soon as it is known: at a
+	// valid end frame (with no call still being performed), before the
+	// worker is reaped. Called once, from run's goroutine.
+	onEnding func(*Ending)
+	// onBreach, if set, is told of a rule broken after the ending was
+	// given: it can no longer change the ending, so it is logged and
+	// counted instead.
+	onBreach func(runID string, v *violation)
 
 	// onHello, if set, is given the worker's hello once it has passed the
 	// checks, with what the parent applied itself (confine_parent.go).
@@ -86,6 +98,8 @@ type supervisor struct {
 	// Owned by run.
 	end        *endMsg
 	verdict    *Ending
+	fromEnd    bool // the verdict is the end frame's
+	published  bool // onEnding has been given the ending
 	killed     bool
 	exitedSeen bool // the process has exited (not yet reaped)
 	readDone   bool // the reader has stopped
@@ -96,6 +110,7 @@ func newSupervisor(ctx context.Context, cfg Config, req Request, p *proc, stopc 
 		ctx: ctx, cfg: cfg, req: req, p: p, stopc: stopc,
 		started: time.Now(),
 		events:  make(chan lifeEvent, 4), // the reader sends at most end, a violation and its last error
+		idle:    make(chan struct{}, 1),
 		exited:  make(chan error, 1),
 		stderr:  make(chan string, 1),
 		check:   newChecker(req.RunID, req.Limits, req.Catalog),
@@ -104,6 +119,7 @@ func newSupervisor(ctx context.Context, cfg Config, req Request, p *proc, stopc 
 		live:    true,
 	}
 	s.check.setting = cfg.Confinement
+	s.out = newOutbox(p.conn)
 	s.deadline = s.started.Add(req.Limits.Timeout())
 	s.hard = s.deadline.Add(cfg.Grace)
 	s.callCtx, s.cancelCalls = context.WithDeadline(context.Background(), s.deadline)
@@ -146,9 +162,9 @@ func (s *supervisor) launch() {
 		s.heldStart = buf // sent by onFrame once hello has passed the strict check
 		s.mu.Unlock()
 	} else {
-		// Taken here so the start goes out before any result can.
-		s.wmu.Lock()
-		go s.writeLocked(buf)
+		// Queued first, so the start goes out before any result can.
+		s.out.put(buf)
+		go s.out.drain()
 	}
 	go s.read()
 }
@@ -199,10 +215,26 @@ func (s *supervisor) loop() *Ending {
 		case <-t.grace:
 			t.grace = nil
 			s.onGraceOver()
+		case <-s.idle:
 		}
 		s.arm(&t)
+		s.publishEarly()
 	}
 	return s.finish(true)
+}
+
+// publishEarly gives the ending as soon as the worker's end frame has
+// passed its checks and no call is still being performed (a call cancelled
+// at the end may yet report that it was never sent): the answer does not
+// wait for the worker's exit, its reaping, its stderr or the removal of its
+// directory, which go on here after it. A frame after the end is then a
+// breach reported to onBreach, no longer a change of the ending.
+func (s *supervisor) publishEarly() {
+	if s.published || !s.fromEnd || s.onEnding == nil || s.busy.Load() != 0 {
+		return
+	}
+	s.published = true
+	s.onEnding(s.ending(""))
 }
 
 // arm starts the timers the run's state now needs: exitWait once the worker
@@ -276,6 +308,7 @@ func (s *supervisor) onEvent(ev lifeEvent) {
 			e.Value = ev.end.Value
 		}
 		s.decide(e)
+		s.fromEnd = s.verdict == e
 	case ev.violation != nil:
 		s.crash(ev.violation.Rule, ev.violation.Detail)
 	case ev.readErr != nil:
@@ -296,11 +329,17 @@ func (s *supervisor) onEvent(ev lifeEvent) {
 func (s *supervisor) decide(e *Ending) {
 	if s.verdict == nil || (e.Status == wire.StatusCrashed && s.verdict.Status != wire.StatusCrashed && s.end != nil) {
 		s.verdict = e
+		s.fromEnd = false
 	}
 }
 
 func (s *supervisor) crash(rule Rule, detail string) {
 	v := &violation{Rule: rule, Detail: detail}
+	if s.published {
+		s.breach(v)
+		s.kill()
+		return
+	}
 	s.decide(&Ending{
 		Status: wire.StatusCrashed,
 		Error:  &wire.ErrorInfo{Name: "WorkerCrashed", Message: v.Error()},
@@ -337,36 +376,66 @@ func (s *supervisor) stop(reason string) bool {
 	}
 	s.cancelCalls()
 	if buf, err := wire.AppendFrame(nil, wire.TypeStop, wire.Stop{Reason: reason}, nil); err == nil {
-		go s.write(buf) // never block the lifecycle on the worker's socket
+		s.out.put(buf)
+		go s.out.drain() // never block the lifecycle on the worker's socket
 	}
 	return true
 }
 
+// breach reports a rule the worker broke after its ending was given.
+func (s *supervisor) breach(v *violation) {
+	if s.onBreach != nil {
+		s.onBreach(s.req.RunID, v)
+	}
+}
+
 // read is the reader goroutine: it reads and checks every frame from the
 // worker until the stream ends, breaks, or breaks a rule.
+//
+// Results decided on the reader (Admission.Outcome: a refusal, an
+// in-process tool) are queued as they come and written when the reader has
+// nothing more buffered, in one write, without blocking (outbox.tryDrain).
+// The end is handed to run only once every frame that arrived with it has
+// been checked, so a frame sent right behind the end still crashes the run.
 func (s *supervisor) read() {
 	r := wire.NewReader(s.p.conn, wire.MaxWorkerFrame)
+	var end *endMsg
 	for {
+		if !r.HasFrame() {
+			s.out.tryDrain()
+			if end != nil {
+				s.events <- lifeEvent{end: end}
+				end = nil
+			}
+		}
 		f, err := r.Next()
 		if err != nil {
+			if end != nil {
+				s.events <- lifeEvent{end: end}
+			}
 			s.events <- lifeEvent{readErr: err}
 			return
 		}
-		if v := s.onFrame(f); v != nil {
+		m, v := s.onFrame(f)
+		if v != nil {
 			s.events <- lifeEvent{violation: v}
 			return
+		}
+		if m != nil {
+			end = m
 		}
 	}
 }
 
-// onFrame checks one frame and acts on it: a call starts its goroutine,
-// output is kept, the end is handed to run.
-func (s *supervisor) onFrame(f wire.Frame) *violation {
+// onFrame checks one frame and acts on it: a call is answered at once or
+// starts its goroutine, output is kept, the end is returned (for read to
+// hand to run).
+func (s *supervisor) onFrame(f wire.Frame) (*endMsg, *violation) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	msg, v := s.check.check(f)
 	if v != nil {
-		return v
+		return nil, v
 	}
 	switch m := msg.(type) {
 	case *wire.Hello:
@@ -375,23 +444,37 @@ func (s *supervisor) onFrame(f wire.Frame) *violation {
 		}
 		if buf := s.heldStart; buf != nil && s.live {
 			s.heldStart = nil
-			s.wmu.Lock() // before any result can be written: none is due yet
-			go s.writeLocked(buf)
+			s.out.put(buf) // before any result can be: none is due yet
 		}
 	case *callMsg:
 		if !s.live {
 			s.dropped++
 			s.check.answered()
-			return nil
+			return nil, nil
 		}
 		s.ledger.add(m.Call, m.Args)
 		c := Call{RunID: m.RunID, ID: m.ID, Server: m.Server, Tool: m.Tool, Args: m.Args}
-		do := s.admit(c) // here, on the reader: calls are admitted in the order they arrived
+		// Here, on the reader: calls are admitted in the order they arrived.
+		do, now := s.admit(c)
+		if do == nil {
+			s.answerLocked(c, now) // decided at once: no goroutine
+			return nil, nil
+		}
 		s.handlers.Add(1)
-		go func() { defer s.handlers.Done(); s.perform(c, do) }()
+		s.busy.Add(1)
+		go func() {
+			defer s.handlers.Done()
+			s.perform(c, do)
+			if s.busy.Add(-1) == 0 {
+				select {
+				case s.idle <- struct{}{}:
+				default:
+				}
+			}
+		}()
 	case *outputMsg:
 		if !s.live {
-			return nil
+			return nil, nil
 		}
 		if m.Skip > 0 {
 			s.output.Skip(int(m.Skip))
@@ -400,9 +483,9 @@ func (s *supervisor) onFrame(f wire.Frame) *violation {
 	case *endMsg:
 		s.live = false
 		s.cancelCalls()
-		s.events <- lifeEvent{end: m}
+		return m, nil
 	}
-	return nil
+	return nil, nil
 }
 
 func refuseAll(_ context.Context, c Call) Outcome {
@@ -410,49 +493,81 @@ func refuseAll(_ context.Context, c Call) Outcome {
 }
 
 // admit is the ordered step of a call: it runs on the reader goroutine, in
-// the order the calls arrived, and gives what perform then calls on the
-// call's own goroutine. With Request.Admit it admits the call now (a lane
-// place taken, or a refusal decided); otherwise the whole of Request.Call
-// runs later, on the call's goroutine.
-func (s *supervisor) admit(c Call) func(context.Context) Outcome {
+// the order the calls arrived. It gives either what perform then calls on
+// the call's own goroutine, or (do nil) the outcome decided at once, which
+// the reader writes back itself. With Request.Admit it admits the call now
+// (a lane place taken, or the outcome decided: a refusal, an in-process
+// tool); otherwise the whole of Request.Call runs later, on the call's
+// goroutine, since it may block.
+func (s *supervisor) admit(c Call) (do func(context.Context) Outcome, now Outcome) {
 	if s.req.Admit != nil {
 		a := s.req.Admit(s.callCtx, c)
 		if a.Perform != nil {
-			return a.Perform
+			return a.Perform, Outcome{}
 		}
-		return func(context.Context) Outcome { return a.Outcome }
+		return nil, a.Outcome
 	}
 	fn := s.req.Call
 	if fn == nil {
-		fn = refuseAll
+		return nil, refuseAll(s.callCtx, c)
 	}
-	return func(ctx context.Context) Outcome { return fn(ctx, c) }
+	return func(ctx context.Context) Outcome { return fn(ctx, c) }, Outcome{}
 }
 
-// perform runs one call's handler (do, from admit) and writes its checked
-// outcome to the worker, unless the run has moved on (ended, stopping, past
-// its deadline: then the program never sees it and the ledger keeps it in
-// flight).
+// perform runs one call's handler (do, from admit) on the call's own
+// goroutine and writes its checked outcome to the worker, unless the run
+// has moved on (ended, stopping, past its deadline: then the program never
+// sees it and the ledger keeps it in flight).
 func (s *supervisor) perform(c Call, do func(context.Context) Outcome) {
 	o := checkOutcome(do(s.callCtx), s.req.Limits)
-	hdr := wire.Result{ID: c.ID, Outcome: o.Kind, Code: o.Code, Message: o.Message, Matches: o.Matches}
-	buf, err := wire.AppendFrame(nil, wire.TypeResult, hdr, o.Result)
-	if err != nil {
-		o = Fail(wire.CodeCallFailed, "the result could not be framed: "+err.Error())
-		buf, _ = wire.AppendFrame(nil, wire.TypeResult, wire.Result{ID: c.ID, Outcome: o.Kind, Code: o.Code, Message: o.Message}, nil)
-	}
+	buf := resultFrame(nil, c.ID, &o)
 	s.mu.Lock()
+	if !s.record(c, o) {
+		s.mu.Unlock()
+		return
+	}
+	s.out.put(buf)
+	s.mu.Unlock()
+	s.out.drain()
+}
+
+// answerLocked queues the outcome decided on the reader; read writes it
+// with the others of the batch once nothing more is buffered. Under mu.
+func (s *supervisor) answerLocked(c Call, o Outcome) {
+	o = checkOutcome(o, s.req.Limits)
+	if !s.record(c, o) {
+		return
+	}
+	s.out.append(func(b []byte) []byte { return resultFrame(b, c.ID, &o) })
+}
+
+// record enters a call's outcome in the ledger, or reports false when the
+// program will never see it. Under mu.
+func (s *supervisor) record(c Call, o Outcome) bool {
 	if !s.live || !time.Now().Before(s.deadline) {
 		if o.Kind == wire.OutcomeRefused {
 			s.ledger.notSent(c.ID) // e.g. still queued in its lane when the run ended
 		}
-		s.mu.Unlock()
-		return
+		return false
 	}
 	s.ledger.answer(c.ID, o)
 	s.check.answered()
-	s.mu.Unlock()
-	s.write(buf)
+	return true
+}
+
+// resultFrame appends the result frame of o to dst; an outcome that cannot
+// be framed (over the 32-bit length) becomes a failure, and o says so.
+func resultFrame(dst []byte, id uint64, o *Outcome) []byte {
+	hdr := wire.Result{ID: id, Outcome: o.Kind, Code: o.Code, Message: o.Message, Matches: o.Matches}
+	if dst == nil {
+		dst = make([]byte, 0, 128+len(o.Result))
+	}
+	buf, err := wire.AppendFrame(dst, wire.TypeResult, hdr, o.Result)
+	if err != nil {
+		*o = Fail(wire.CodeCallFailed, "the result could not be framed: "+err.Error())
+		buf, _ = wire.AppendFrame(dst, wire.TypeResult, wire.Result{ID: id, Outcome: o.Kind, Code: o.Code, Message: o.Message}, nil)
+	}
+	return buf
 }
 
 // checkOutcome makes sure what reaches a program is what the protocol
@@ -473,21 +588,10 @@ func checkOutcome(o Outcome, l wire.Limits) Outcome {
 	return Fail(wire.CodeCallFailed, fmt.Sprintf("the call's handler returned an unknown outcome %s", quote(o.Kind)))
 }
 
-// write writes one frame to the worker, bounded by the hard deadline. A
-// failed write is dropped: the worker is gone or not reading, and its exit or
-// the deadline ends the run.
-func (s *supervisor) write(buf []byte) {
-	s.wmu.Lock()
-	s.writeLocked(buf)
-}
-
-func (s *supervisor) writeLocked(buf []byte) {
-	defer s.wmu.Unlock()
-	_, _ = s.p.conn.Write(buf)
-}
-
 // finish runs after the worker exited: it sweeps the process group, reaps,
-// collects stderr, removes the private directory and builds the ending.
+// collects stderr, removes the private directory and builds the ending. When
+// the ending was already given (publishEarly), what it finds that would have
+// changed it (a forbidden system call on the way out) is a breach, reported.
 func (s *supervisor) finish(exited bool) *Ending {
 	how := "the worker did not exit"
 	if exited {
@@ -518,9 +622,13 @@ func (s *supervisor) finish(exited bool) *Ending {
 
 	if exited {
 		if detail, ok := forbiddenCall(s.p.cmd.ProcessState, stderr); ok {
+			v := &violation{Rule: ruleConfinement, Detail: detail}
+			if s.published {
+				s.breach(v)
+			}
 			s.decide(&Ending{
 				Status: wire.StatusCrashed,
-				Error:  &wire.ErrorInfo{Name: "WorkerCrashed", Message: (&violation{Rule: ruleConfinement, Detail: detail}).Error()},
+				Error:  &wire.ErrorInfo{Name: "WorkerCrashed", Message: v.Error()},
 				Crash:  &Crash{Rule: ruleConfinement, Detail: detail},
 			})
 		}
@@ -532,9 +640,17 @@ func (s *supervisor) finish(exited bool) *Ending {
 			Crash:  &Crash{Rule: ruleExitBeforeEnd, Detail: how},
 		})
 	}
-	e := s.verdict
+	return s.ending(stderr)
+}
+
+// ending builds the ending from the verdict, the call record and the
+// output kept. Owned by run's goroutine.
+func (s *supervisor) ending(stderr string) *Ending {
+	e := *s.verdict
 	if e.Crash != nil {
-		e.Crash.Stderr = stderr
+		c := *e.Crash
+		c.Stderr = stderr
+		e.Crash = &c
 	}
 	e.RunID = s.req.RunID
 	if len(e.Value) == 0 {
@@ -551,7 +667,7 @@ func (s *supervisor) finish(exited bool) *Ending {
 	text, cut := s.output.Take()
 	e.Output = OutputText{Text: text, CutChars: cut}
 	e.DurationMs = time.Since(s.started).Milliseconds()
-	return e
+	return &e
 }
 
 func (s *supervisor) calls() Calls {
