@@ -72,7 +72,16 @@ func New(cfg *Config, opts Options) (*Gateway, error) {
 	if opts.LookupEnv == nil {
 		opts.LookupEnv = os.LookupEnv
 	}
-	l, err := worker.NewLauncher(opts.Worker)
+	log := opts.Log
+	wcfg := opts.Worker
+	if wcfg.OnBreach == nil {
+		// The ending went at the end frame; what a worker does after it
+		// cannot change it, so it is logged here and counted (server_info).
+		wcfg.OnBreach = func(runID, rule, detail string) {
+			log.Warn("worker broke the protocol after its run's ending was given; the ending stands, the worker was killed", "run", runID, "rule", rule, "detail", detail)
+		}
+	}
+	l, err := worker.NewLauncher(wcfg)
 	if err != nil {
 		return nil, err
 	}
@@ -174,6 +183,7 @@ func (g *Gateway) ProbeConfinement(ctx context.Context) error {
 // reaps it), stops the spare workers and disconnects every server.
 func (g *Gateway) Close() {
 	g.scripts.stopAll("the gateway is shutting down")
+	g.slots.awaitReaped() // runs answered at their end frame may still be exiting
 	g.launcher.Close()
 	var wg sync.WaitGroup
 	for _, d := range g.servers {
@@ -394,7 +404,7 @@ func (g *Gateway) Run(ctx context.Context, req RunRequest) (*worker.Ending, erro
 // worker.ErrBadRequest (a bad program or limit; nothing ran), ErrBusy or
 // worker.ErrSpawn.
 func (g *Gateway) Start(ctx context.Context, req RunRequest) (r *worker.Run, err error) {
-	if !g.slots.take() {
+	if !g.slots.take(ctx) {
 		return nil, fmt.Errorf("%w: %d programs are running on this server, its cap; nothing was started: wait for one to end", ErrBusy, g.slots.max)
 	}
 	defer func() { g.slots.started(r) }()
@@ -426,27 +436,72 @@ func (g *Gateway) Start(ctx context.Context, req RunRequest) (r *worker.Run, err
 
 // runSlots counts the programs a gateway runs at once, against max. A
 // program holds its slot until its ending can be seen (Run.Ending is not
-// nil), so a caller holding one ending may start another program at once.
-// Safe for concurrent use.
+// nil), so a caller holding one ending may start another program. Its
+// worker may still be exiting then (the ending is given at the end frame,
+// before the reaping): so that no more than max worker processes of runs
+// exist at once, a take that finds the cap reached only by such workers
+// waits for one to be reaped (about a millisecond; at most the grace, then
+// the kill) instead of refusing. Safe for concurrent use.
 type runSlots struct {
 	max int // MaxRunningPrograms; tests lower it
 
 	mu       sync.Mutex
-	runs     []*worker.Run // started; at most max, ended ones dropped by take
+	runs     []*worker.Run // started and not yet reaped; at most max
 	starting int           // slots taken by Starts not yet started
 }
 
-// take takes a slot for a Start, or reports false at the cap. Every take
-// that reports true is followed by one started.
-func (s *runSlots) take() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.runs = slices.DeleteFunc(s.runs, func(r *worker.Run) bool { return r.Ending() != nil })
-	if len(s.runs)+s.starting >= s.max {
+func reaped(r *worker.Run) bool {
+	select {
+	case <-r.Reaped():
+		return true
+	default:
 		return false
 	}
-	s.starting++
-	return true
+}
+
+// take takes a slot for a Start, or reports false at the cap (or when ctx
+// ends while it waits for a worker to be reaped). Every take that reports
+// true is followed by one started.
+func (s *runSlots) take(ctx context.Context) bool {
+	for {
+		s.mu.Lock()
+		s.runs = slices.DeleteFunc(s.runs, reaped)
+		running := s.starting
+		var exiting <-chan struct{}
+		for _, r := range s.runs {
+			if r.Ending() == nil {
+				running++
+			} else if exiting == nil {
+				exiting = r.Reaped()
+			}
+		}
+		if running >= s.max {
+			s.mu.Unlock()
+			return false
+		}
+		if len(s.runs)+s.starting < s.max {
+			s.starting++
+			s.mu.Unlock()
+			return true
+		}
+		s.mu.Unlock()
+		select {
+		case <-exiting:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// awaitReaped waits until every started run's worker has been reaped
+// (each wait bounded by the run's deadline, the grace and the kill).
+func (s *runSlots) awaitReaped() {
+	s.mu.Lock()
+	runs := slices.Clone(s.runs)
+	s.mu.Unlock()
+	for _, r := range runs {
+		<-r.Reaped()
+	}
 }
 
 // started hands the slot of a take to r, or frees it when r is nil (nothing

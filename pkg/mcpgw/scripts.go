@@ -179,7 +179,7 @@ func stopScripts(list []*script, reason string) {
 	var wg sync.WaitGroup
 	for _, sc := range list {
 		wg.Add(1)
-		go func() { defer wg.Done(); sc.run.Stop(reason); sc.run.Wait() }()
+		go func() { defer wg.Done(); sc.run.Stop(reason); <-sc.run.Reaped() }()
 	}
 	wg.Wait()
 }

@@ -210,6 +210,17 @@ func (t Type) Known() bool {
 // "{}"), payload is copied as is. It fails only if hdr cannot be encoded or
 // the frame would not fit the 32-bit length.
 func AppendFrame(dst []byte, t Type, hdr any, payload []byte) ([]byte, error) {
+	dst, err := AppendFrameHead(dst, t, hdr, len(payload))
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, payload...), nil
+}
+
+// AppendFrameHead is AppendFrame without the payload: it appends the length
+// fields (counting a payload of payloadLen bytes) and the header, for a
+// writer that sends the payload from where it lies.
+func AppendFrameHead(dst []byte, t Type, hdr any, payloadLen int) ([]byte, error) {
 	at := len(dst)
 	// The header is written in place, after room for the two length fields.
 	dst = append(dst, 0, 0, 0, 0, byte(t), 0, 0, 0, 0)
@@ -228,13 +239,13 @@ func AppendFrame(dst []byte, t Type, hdr any, payload []byte) ([]byte, error) {
 		dst = append(dst, h...)
 	}
 	hlen := len(dst) - at - 4 - frameOverhead
-	n := uint64(frameOverhead) + uint64(hlen) + uint64(len(payload))
+	n := uint64(frameOverhead) + uint64(hlen) + uint64(payloadLen)
 	if n > 1<<32-1 {
 		return dst[:at], fmt.Errorf("%w: %s frame of %d bytes does not fit the length field", ErrFrameTooLarge, t, n)
 	}
 	binary.BigEndian.PutUint32(dst[at:], uint32(n))
 	binary.BigEndian.PutUint32(dst[at+5:], uint32(hlen))
-	return append(dst, payload...), nil
+	return dst, nil
 }
 
 // WriteFrame writes one frame to w in a single Write call.

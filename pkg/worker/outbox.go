@@ -8,9 +8,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// keepSpare: a written buffer up to this size is kept for the next batch;
-// a larger one (a large result) is let go.
-const keepSpare = 256 << 10
+// smallPiece: frames and heads up to this size are copied together into one
+// buffer (a batch of results is one piece); a larger payload is a piece of
+// its own, written from where it lies (a large result is not copied to be
+// framed).
+const smallPiece = 16 << 10
+
+// maxIOV is how many pieces one writev takes (the kernel's IOV_MAX).
+const maxIOV = 1024
 
 // outbox holds the frames for one worker and writes them in order, whole,
 // one writer at a time, in batches: whoever finds the outbox idle writes
@@ -27,9 +32,9 @@ type outbox struct {
 	raw  syscall.RawConn // nil: no non-blocking writes, tryDrain hands off
 
 	mu    sync.Mutex
-	buf   []byte // frames queued, not yet being written
-	spare []byte // a written buffer, for the next batch
-	busy  bool   // a writer owns the socket
+	q     [][]byte // pieces queued, in order, not yet being written
+	small bool     // q's last piece is ours, for small frames to be added to
+	busy  bool     // a writer owns the socket
 }
 
 func newOutbox(conn net.Conn) *outbox {
@@ -42,54 +47,61 @@ func newOutbox(conn net.Conn) *outbox {
 	return o
 }
 
-// put queues a whole frame. A frame put into an empty outbox is taken as
-// it is, not copied (a large result is written from where it was built).
+// put queues a whole frame (the outbox may keep it: the caller must not
+// change it).
 func (o *outbox) put(frame []byte) {
 	o.mu.Lock()
-	if len(o.buf) == 0 && len(frame) > keepSpare {
-		o.buf = frame
-	} else {
-		o.buf = append(o.buf, frame...)
-	}
+	o.addLocked(frame)
 	o.mu.Unlock()
 }
 
-// appendLocked gives the queue to fn to append frames to in place (no
-// copy); fn must only append.
-func (o *outbox) append(fn func([]byte) []byte) {
+// putRef queues a frame made of head (its length fields and header, as
+// wire.AppendFrameHead makes them) and payload.
+func (o *outbox) putRef(head, payload []byte) {
 	o.mu.Lock()
-	o.buf = fn(o.buf)
+	o.addLocked(head)
+	o.addLocked(payload)
 	o.mu.Unlock()
 }
 
-// take makes the caller the writer of what is queued, or reports false
-// when there is nothing to write or a writer is already at it (it will
-// write what is queued). Under mu.
-func (o *outbox) takeLocked() ([]byte, bool) {
-	if o.busy || len(o.buf) == 0 {
+func (o *outbox) addLocked(b []byte) {
+	switch {
+	case len(b) == 0:
+	case len(b) > smallPiece:
+		o.q = append(o.q, b)
+		o.small = false
+	case o.small && len(o.q[len(o.q)-1])+len(b) <= cap(o.q[len(o.q)-1]):
+		o.q[len(o.q)-1] = append(o.q[len(o.q)-1], b...)
+	default:
+		piece := make([]byte, 0, max(4<<10, 2*len(b)))
+		o.q = append(o.q, append(piece, b...))
+		o.small = true
+	}
+}
+
+// takeLocked makes the caller the writer of what is queued, or reports
+// false when there is nothing to write or a writer is already at it (it will
+// write what is queued).
+func (o *outbox) takeLocked() ([][]byte, bool) {
+	if o.busy || len(o.q) == 0 {
 		return nil, false
 	}
 	o.busy = true
-	b := o.buf
-	o.buf = o.spare[:0]
-	o.spare = nil
-	return b, true
+	q := o.q
+	o.q, o.small = nil, false
+	return q, true
 }
 
-// done returns a written buffer and reports the next batch to write, if
-// any; with none the caller is no longer the writer. Under mu.
-func (o *outbox) doneLocked(written []byte) ([]byte, bool) {
-	if cap(written) <= keepSpare && o.spare == nil {
-		o.spare = written[:0]
-	}
-	if len(o.buf) == 0 {
+// nextLocked is the writer's next batch, if any; with none the caller is no
+// longer the writer.
+func (o *outbox) nextLocked() ([][]byte, bool) {
+	if len(o.q) == 0 {
 		o.busy = false
 		return nil, false
 	}
-	b := o.buf
-	o.buf = o.spare[:0]
-	o.spare = nil
-	return b, true
+	q := o.q
+	o.q, o.small = nil, false
+	return q, true
 }
 
 // drain writes what is queued, blocking, and keeps writing what is queued
@@ -98,26 +110,25 @@ func (o *outbox) doneLocked(written []byte) ([]byte, bool) {
 // socket's write deadline) ends the run.
 func (o *outbox) drain() {
 	o.mu.Lock()
-	b, ok := o.takeLocked()
+	q, ok := o.takeLocked()
 	o.mu.Unlock()
 	if ok {
-		o.writeFrom(b, 0)
+		o.writeFrom(q)
 	}
 }
 
-// writeFrom is the writer's loop: b[off:] first, then each next batch.
-func (o *outbox) writeFrom(b []byte, off int) {
+// writeFrom is the writer's loop: q first, then each next batch.
+func (o *outbox) writeFrom(q [][]byte) {
 	for {
-		if off < len(b) {
-			_, _ = o.conn.Write(b[off:])
-		}
+		bufs := net.Buffers(q)
+		_, _ = bufs.WriteTo(o.conn) // writev, as many times as it takes
 		o.mu.Lock()
-		next, ok := o.doneLocked(b)
+		next, ok := o.nextLocked()
 		o.mu.Unlock()
 		if !ok {
 			return
 		}
-		b, off = next, 0
+		q = next
 	}
 }
 
@@ -125,45 +136,58 @@ func (o *outbox) writeFrom(b []byte, off int) {
 // is full, is left to a goroutine of its own.
 func (o *outbox) tryDrain() {
 	o.mu.Lock()
-	b, ok := o.takeLocked()
+	q, ok := o.takeLocked()
 	o.mu.Unlock()
 	if !ok {
 		return
 	}
 	for {
-		n := o.writeNow(b)
-		if n < len(b) {
-			go o.writeFrom(b, n)
+		q = o.writeNow(q)
+		if len(q) > 0 {
+			go o.writeFrom(q)
 			return
 		}
 		o.mu.Lock()
-		next, more := o.doneLocked(b)
+		next, more := o.nextLocked()
 		o.mu.Unlock()
 		if !more {
 			return
 		}
-		b = next
+		q = next
 	}
 }
 
-// writeNow writes as much of b as the socket takes at once.
-func (o *outbox) writeNow(b []byte) int {
+// writeNow writes as much of q as the socket takes at once and returns
+// what is left.
+func (o *outbox) writeNow(q [][]byte) [][]byte {
 	if o.raw == nil {
-		return 0
+		return q
 	}
-	written := 0
 	_ = o.raw.Write(func(fd uintptr) bool {
-		for written < len(b) {
-			n, err := unix.Write(int(fd), b[written:])
+		for len(q) > 0 {
+			n, err := unix.Writev(int(fd), q[:min(len(q), maxIOV)])
 			if err == unix.EINTR {
 				continue
 			}
 			if err != nil || n <= 0 {
 				break
 			}
-			written += n
+			q = consume(q, n)
 		}
 		return true // never wait here: the rest goes to a goroutine
 	})
-	return written
+	return q
+}
+
+// consume drops the first n bytes of q.
+func consume(q [][]byte, n int) [][]byte {
+	for n > 0 && len(q) > 0 {
+		if n < len(q[0]) {
+			q[0] = q[0][n:]
+			return q
+		}
+		n -= len(q[0])
+		q = q[1:]
+	}
+	return q
 }

@@ -520,13 +520,13 @@ func (s *supervisor) admit(c Call) (do func(context.Context) Outcome, now Outcom
 // sees it and the ledger keeps it in flight).
 func (s *supervisor) perform(c Call, do func(context.Context) Outcome) {
 	o := checkOutcome(do(s.callCtx), s.req.Limits)
-	buf := resultFrame(nil, c.ID, &o)
+	head := resultHead(c.ID, &o)
 	s.mu.Lock()
 	if !s.record(c, o) {
 		s.mu.Unlock()
 		return
 	}
-	s.out.put(buf)
+	s.out.putRef(head, o.Result)
 	s.mu.Unlock()
 	s.out.drain()
 }
@@ -535,10 +535,11 @@ func (s *supervisor) perform(c Call, do func(context.Context) Outcome) {
 // with the others of the batch once nothing more is buffered. Under mu.
 func (s *supervisor) answerLocked(c Call, o Outcome) {
 	o = checkOutcome(o, s.req.Limits)
+	head := resultHead(c.ID, &o)
 	if !s.record(c, o) {
 		return
 	}
-	s.out.append(func(b []byte) []byte { return resultFrame(b, c.ID, &o) })
+	s.out.putRef(head, o.Result)
 }
 
 // record enters a call's outcome in the ledger, or reports false when the
@@ -555,19 +556,17 @@ func (s *supervisor) record(c Call, o Outcome) bool {
 	return true
 }
 
-// resultFrame appends the result frame of o to dst; an outcome that cannot
-// be framed (over the 32-bit length) becomes a failure, and o says so.
-func resultFrame(dst []byte, id uint64, o *Outcome) []byte {
+// resultHead is the head of o's result frame (its payload, o.Result, is
+// written from where it lies); an outcome that cannot be framed (past the
+// 32-bit length) becomes a failure, and o says so.
+func resultHead(id uint64, o *Outcome) []byte {
 	hdr := wire.Result{ID: id, Outcome: o.Kind, Code: o.Code, Message: o.Message, Matches: o.Matches}
-	if dst == nil {
-		dst = make([]byte, 0, 128+len(o.Result))
-	}
-	buf, err := wire.AppendFrame(dst, wire.TypeResult, hdr, o.Result)
+	head, err := wire.AppendFrameHead(make([]byte, 0, 64+len(o.Message)), wire.TypeResult, hdr, len(o.Result))
 	if err != nil {
 		*o = Fail(wire.CodeCallFailed, "the result could not be framed: "+err.Error())
-		buf, _ = wire.AppendFrame(dst, wire.TypeResult, wire.Result{ID: id, Outcome: o.Kind, Code: o.Code, Message: o.Message}, nil)
+		head, _ = wire.AppendFrameHead(nil, wire.TypeResult, wire.Result{ID: id, Outcome: o.Kind, Code: o.Code, Message: o.Message}, 0)
 	}
-	return buf
+	return head
 }
 
 // checkOutcome makes sure what reaches a program is what the protocol
