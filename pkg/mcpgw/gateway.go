@@ -61,6 +61,12 @@ type Gateway struct {
 	gens      []uint64 // each server's toolsGen when the catalog was built
 
 	watch catalogWatch // the MCP servers told when the catalog changes (catalogwatch.go)
+
+	// The catalog as runs get it, prepared once (wire.NewCatalog) for the
+	// catalog and the servers' states it was made from: a run's cost does
+	// not grow with the catalog. Under mu.
+	prepared       *wire.Catalog
+	preparedStates []wire.ServerState
 }
 
 // New builds a Gateway and starts its spare workers. It does not connect:
@@ -250,6 +256,55 @@ func (g *Gateway) catalogState() ([]wire.Tool, *argsValidator, []schemaProblem) 
 	return g.catalog, g.validator, g.problems
 }
 
+// runCatalog is the catalog a run gets: the tools, and the configured
+// servers that have none and are not ready (a call to one is refused
+// server_unavailable with its reason, not unknown_server). It is prepared
+// again only when the tools or those servers' states changed.
+func (g *Gateway) runCatalog() (*wire.Catalog, error) {
+	catalog, _, _ := g.catalogState()
+	states := make([]wire.ServerState, 0, len(g.order))
+	for _, name := range g.order {
+		d := g.servers[name]
+		d.mu.Lock()
+		neverListed := len(d.tools) == 0 && d.state == StateUnavailable
+		d.mu.Unlock()
+		if neverListed {
+			// Its refusals now happen in the worker, which cannot ask for
+			// an attempt as a call to it in the parent did: the run's
+			// start asks (after the server's backoff).
+			d.poke()
+		}
+		d.mu.Lock()
+		st := wire.ServerState{Name: name, State: string(d.state), Reason: d.reason}
+		if d.state == StateStarting {
+			st.Reason = fmt.Sprintf("still starting (its start may take up to %s)", d.cfg.StartTimeout)
+			if d.reason != "" {
+				st.Reason += "; its last attempt: " + d.reason
+			}
+		}
+		d.mu.Unlock()
+		st.Reason = d.scrub(st.Reason)
+		states = append(states, st)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.prepared != nil && slices.Equal(g.preparedStates, states) && sameTools(g.prepared.Tools(), catalog) {
+		return g.prepared, nil
+	}
+	cat, err := wire.NewCatalog(catalog, states)
+	if err != nil {
+		return nil, err
+	}
+	g.prepared, g.preparedStates = cat, states
+	return cat, nil
+}
+
+// sameTools reports whether a and b are the same catalog (the one slice
+// catalogState keeps until it rebuilds it).
+func sameTools(a, b []wire.Tool) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
 // Call performs one call of a program in one step: Admit, then its
 // Perform. A run's calls go through Admit (Start sets it), which keeps
 // their order; Call is for callers with one call at a time.
@@ -430,8 +485,11 @@ func (g *Gateway) Start(ctx context.Context, req RunRequest) (r *worker.Run, err
 	// yet: wait for them (each within its startTimeout), at most the run's
 	// own timeout; the run then has its whole timeout, from its start.
 	g.awaitFirstStarts(ctx, norm.Timeout())
-	catalog := g.Catalog()
-	return g.launcher.Start(ctx, worker.Request{RunID: req.ID, Code: req.Code, Input: req.Input, Catalog: catalog, Limits: limits, Admit: g.admitter(norm.MaxResultBytes)})
+	catalog, err := g.runCatalog()
+	if err != nil {
+		return nil, fmt.Errorf("%w: the catalog: %v", worker.ErrBadRequest, err)
+	}
+	return g.launcher.Start(ctx, worker.Request{RunID: req.ID, Code: req.Code, Input: req.Input, Tools: catalog, Limits: limits, Admit: g.admitter(norm.MaxResultBytes)})
 }
 
 // runSlots counts the programs a gateway runs at once, against max. A

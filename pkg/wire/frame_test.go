@@ -157,7 +157,7 @@ func roundTripHeaders(t *testing.T) []headerCase {
 	start := wire.Start{
 		Protocol: wire.ProtocolVersion, RunID: "run-1",
 		Limits:  wire.Limits{TimeoutMs: 1000, MemoryBytes: 8 << 20},
-		Catalog: []wire.Tool{{Server: "s", Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)}},
+		Catalog: wire.StartCatalog{Names: 4, All: 10, Servers: []wire.ServerState{{Name: "gh", State: "unavailable", Reason: "exited"}}},
 		Input:   json.RawMessage(`{"k":[1,2,3]}`),
 	}
 	return []headerCase{

@@ -96,12 +96,20 @@ func ChildMain(fd int) {
 	}
 	h.runID = start.RunID
 	h.max = limits.ResultFrameCap()
+	sc := start.Catalog
+	if sc.Names < 0 || sc.All < 0 || sc.Names+sc.All > len(frame.Payload) {
+		die(exitBadStart, "start frame: catalog sections of %d and %d bytes in a payload of %d", sc.Names, sc.All, len(frame.Payload))
+	}
+	p := frame.Payload
+	// The catalog stays in the frame's buffer, as received: the program
+	// reads of it only what it uses.
+	catalog := wire.ReceivedCatalog(p[:sc.Names:sc.Names], p[sc.Names:sc.Names+sc.All:sc.Names+sc.All], sc.Servers)
 
 	spec := jsrt.Spec{
 		RunID:    start.RunID,
-		Code:     string(frame.Payload),
+		Code:     string(p[sc.Names+sc.All:]),
 		Input:    start.Input,
-		Catalog:  start.Catalog,
+		Catalog:  catalog,
 		Limits:   limits,
 		Deadline: received.Add(limits.Timeout()),
 	}
@@ -153,12 +161,8 @@ func closeInherited(socket int) {
 // run now, before the start frame, instead of on the run's first frames.
 func warmJSON() {
 	var start wire.Start
-	_ = wire.Frame{Header: []byte(`{"protocol":1,"limits":{},"catalog":[{"server":"s","name":"t","inputSchema":{}}]}`)}.Decode(&start)
-	var res wire.Result
-	_ = wire.Frame{Header: []byte(`{"id":1,"outcome":"ok"}`)}.Decode(&res)
-	for _, hdr := range []any{wire.Call{}, wire.Output{}, wire.End{Error: &wire.ErrorInfo{}}} {
-		_, _ = wire.AppendFrame(nil, wire.TypeCall, hdr, nil)
-	}
+	_ = wire.Frame{Header: []byte(`{"protocol":1,"limits":{},"catalog":{"names":0,"all":0,"servers":[{"name":"s","state":"x","reason":"y"}]}}`)}.Decode(&start)
+	_, _ = wire.AppendFrame(nil, wire.TypeEnd, wire.End{Error: &wire.ErrorInfo{}}, nil)
 }
 
 // exit ends the worker process at once with exit_group(2): nothing is

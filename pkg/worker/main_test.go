@@ -118,3 +118,11 @@ func wantErrorContains(t *testing.T, e *Ending, parts ...string) {
 		}
 	}
 }
+
+func mustCatalog(tools []wire.Tool) *wire.Catalog {
+	c, err := wire.NewCatalog(tools, nil)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}

@@ -64,6 +64,15 @@ func (o *outbox) putRef(head, payload []byte) {
 	o.mu.Unlock()
 }
 
+// putPieces queues a frame made of pieces (its head first).
+func (o *outbox) putPieces(pieces [][]byte) {
+	o.mu.Lock()
+	for _, p := range pieces {
+		o.addLocked(p)
+	}
+	o.mu.Unlock()
+}
+
 func (o *outbox) addLocked(b []byte) {
 	switch {
 	case len(b) == 0:

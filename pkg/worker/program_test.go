@@ -404,7 +404,7 @@ func TestHostileRunsDoNotDisturbOthers(t *testing.T) {
 				errs <- fmt.Errorf("normal run %d ended %s with %s beside hostile ones", i, e.Status, e.Value)
 			}
 			if want == "" && (e.Status == wire.StatusReturned || e.Status == wire.StatusCrashed) {
-				errs <- fmt.Errorf("hostile run %d ended %s", i, e.Status)
+				errs <- fmt.Errorf("hostile run %d ended %s: %s", i, e.Status, e.Text())
 			}
 		}(i)
 	}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -61,9 +60,15 @@ type Request struct {
 	RunID   string          // "" picks a random one
 	Code    string          // the program: the body of an async function
 	Input   json.RawMessage // the global `input`; nil leaves it undefined
-	Catalog []wire.Tool     // the tools the program may call
-	Limits  wire.Limits     // zero fields are defaults
-	Call    CallFunc        // performs calls; nil refuses every call
+	Catalog []wire.Tool     // the tools the program may call, checked and prepared per run; see Tools
+	// Tools, when set, is the catalog prepared once (wire.NewCatalog) and
+	// takes the place of Catalog: a gateway prepares it once per change of
+	// its catalog, so that a run's cost does not grow with it. It also names
+	// the configured servers that have no tools and are not ready, so that
+	// a call to one is refused server_unavailable with its reason.
+	Tools  *wire.Catalog
+	Limits wire.Limits // zero fields are defaults
+	Call   CallFunc    // performs calls; nil refuses every call
 	// Admit, when set, takes the place of Call: see AdmitFunc.
 	Admit AdmitFunc
 }
@@ -245,21 +250,12 @@ func checkRequest(req *Request) error {
 			return err
 		}
 	}
-	seen := make(map[wire.ToolKey]bool, len(req.Catalog))
-	for _, t := range req.Catalog {
-		if t.Server == "" || t.Name == "" || strings.ContainsRune(t.Server+t.Name, 0) {
-			return fmt.Errorf("catalog entry %q.%q: a server and a tool name must be non-empty and free of NUL", t.Server, t.Name)
+	if req.Tools == nil {
+		cat, err := wire.NewCatalog(req.Catalog, nil)
+		if err != nil {
+			return err
 		}
-		k := t.Key()
-		if seen[k] {
-			return fmt.Errorf("catalog lists %s.%s twice", t.Server, t.Name)
-		}
-		seen[k] = true
-		for _, raw := range []json.RawMessage{t.InputSchema, t.OutputSchema, t.Annotations} {
-			if len(raw) > 0 && !json.Valid(raw) {
-				return fmt.Errorf("catalog entry %s.%s carries invalid JSON", t.Server, t.Name)
-			}
-		}
+		req.Tools = cat
 	}
 	return nil
 }

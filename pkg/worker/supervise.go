@@ -93,7 +93,7 @@ type supervisor struct {
 	limitsError error  // setting them failed
 	// heldStart is the start frame, held back under strict confinement
 	// until the worker's hello has shown it confined (under mu).
-	heldStart []byte
+	heldStart [][]byte
 
 	// Owned by run.
 	end        *endMsg
@@ -113,7 +113,7 @@ func newSupervisor(ctx context.Context, cfg Config, req Request, p *proc, stopc 
 		idle:    make(chan struct{}, 1),
 		exited:  make(chan error, 1),
 		stderr:  make(chan string, 1),
-		check:   newChecker(req.RunID, req.Limits, req.Catalog),
+		check:   newChecker(req.RunID, req.Limits, req.Tools),
 		ledger:  newLedger(),
 		output:  newOutputKeeper(wire.OutputHeadChars, wire.OutputTailChars),
 		live:    true,
@@ -145,25 +145,30 @@ func (s *supervisor) launch() {
 
 	// The run's own rlimits, on the worker before its program is sent.
 	s.limitRun()
+	// The payload is the catalog's sections, as prepared once for every
+	// run, and the code: written from where they lie, not copied.
+	cat := s.req.Tools
+	names, all := cat.Names(), cat.AllJSON()
 	start := wire.Start{
 		Protocol: wire.ProtocolVersion,
 		RunID:    s.req.RunID,
 		Limits:   s.req.Limits,
-		Catalog:  s.req.Catalog,
+		Catalog:  wire.StartCatalog{Names: len(names), All: len(all), Servers: cat.Servers()},
 		Input:    s.req.Input,
 	}
-	buf, err := wire.AppendFrame(nil, wire.TypeStart, start, []byte(s.req.Code))
+	head, err := wire.AppendFrameHead(nil, wire.TypeStart, start, len(names)+len(all)+len(s.req.Code))
+	pieces := [][]byte{head, names, all, []byte(s.req.Code)}
 	if s.limitsError != nil {
 		s.crash(ruleConfinement, s.limitsError.Error())
 	} else if err != nil {
 		s.crash(ruleUnexpected, fmt.Sprintf("cannot encode the start frame: %v", err))
 	} else if s.cfg.Confinement == ConfineStrict {
 		s.mu.Lock()
-		s.heldStart = buf // sent by onFrame once hello has passed the strict check
+		s.heldStart = pieces // sent by onFrame once hello has passed the strict check
 		s.mu.Unlock()
 	} else {
 		// Queued first, so the start goes out before any result can.
-		s.out.put(buf)
+		s.out.putPieces(pieces)
 		go s.out.drain()
 	}
 	go s.read()
@@ -442,9 +447,9 @@ func (s *supervisor) onFrame(f wire.Frame) (*endMsg, *violation) {
 		if s.onHello != nil {
 			s.onHello(m, s.limitsNote)
 		}
-		if buf := s.heldStart; buf != nil && s.live {
+		if pieces := s.heldStart; pieces != nil && s.live {
 			s.heldStart = nil
-			s.out.put(buf) // before any result can be: none is due yet
+			s.out.putPieces(pieces) // before any result can be: none is due yet
 		}
 	case *callMsg:
 		if !s.live {

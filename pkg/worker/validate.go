@@ -88,7 +88,7 @@ type (
 type checker struct {
 	runID    string
 	limits   wire.Limits
-	tools    map[wire.ToolKey]bool
+	tools    *wire.Catalog
 	setting  Confinement // what hello's report is checked against
 	hello    bool
 	ended    bool
@@ -96,12 +96,8 @@ type checker struct {
 	inflight int
 }
 
-func newChecker(runID string, l wire.Limits, catalog []wire.Tool) *checker {
-	c := &checker{runID: runID, limits: l, tools: make(map[wire.ToolKey]bool, len(catalog))}
-	for _, t := range catalog {
-		c.tools[t.Key()] = true
-	}
-	return c
+func newChecker(runID string, l wire.Limits, catalog *wire.Catalog) *checker {
+	return &checker{runID: runID, limits: l, tools: catalog}
 }
 
 // readError classifies an error from wire.Reader.Next.
@@ -151,7 +147,7 @@ func (c *checker) check(f wire.Frame) (any, *violation) {
 		if m.ID != c.lastID+1 {
 			return nil, broke(ruleCallIDOutOfOrder, "call id %d after %d", m.ID, c.lastID)
 		}
-		if !c.tools[wire.ToolKey{Server: m.Server, Tool: m.Tool}] {
+		if !c.tools.Has(m.Server, m.Tool) {
 			return nil, broke(ruleUnknownTool, "call %d names %s.%s", m.ID, quote(m.Server), quote(m.Tool))
 		}
 		if c.inflight >= c.limits.MaxInFlight {
