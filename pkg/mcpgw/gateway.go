@@ -38,6 +38,10 @@ type Options struct {
 	// LookupEnv reads the gateway's environment for what stdio servers
 	// inherit (envpolicy.go); nil: os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+	// OnEnding, if set, is told of each ending run_js or wait_js is about
+	// to answer with, before the answer is built (for `run-js-server bench`,
+	// which times end frame → response). It must not block.
+	OnEnding func(*worker.Ending)
 }
 
 // Gateway connects to the downstream servers of a Config, keeps their

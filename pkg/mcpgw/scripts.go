@@ -251,6 +251,9 @@ wait:
 // endingResult renders an ending once with its output; later, without. A
 // TypeScript program's positions point into its TypeScript.
 func (g *Gateway) endingResult(sc *script, e *worker.Ending) *mcp.CallToolResult {
+	if g.opts.OnEnding != nil {
+		g.opts.OnEnding(e)
+	}
 	if sc.endSeen.Swap(true) {
 		again := *e
 		again.Output = worker.OutputText{}

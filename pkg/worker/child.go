@@ -75,6 +75,10 @@ func ChildMain(fd int) {
 		}
 		h.recv(true)
 	}
+	// The start frame's buffer now belongs to the run (the catalog stays
+	// in it); what came after it moves to a buffer of its own, so that
+	// compacting h.in never writes over the catalog.
+	h.in, h.off = append([]byte(nil), h.in[h.off:]...), 0
 	received := time.Now()
 	tv := unix.NsecToTimeval(waitTick.Nanoseconds())
 	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {

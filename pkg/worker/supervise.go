@@ -32,6 +32,7 @@ const drainWait = time.Second
 // frame arrived, a rule was broken, or the stream ended.
 type lifeEvent struct {
 	end       *endMsg
+	at        time.Time // when the end frame had been checked
 	violation *violation
 	readErr   error
 }
@@ -308,7 +309,7 @@ func (s *supervisor) onEvent(ev lifeEvent) {
 	switch {
 	case ev.end != nil:
 		s.end = ev.end
-		e := &Ending{Status: ev.end.Status, Error: ev.end.Error, PeakMemoryKiB: ev.end.PeakRSSKiB}
+		e := &Ending{Status: ev.end.Status, Error: ev.end.Error, PeakMemoryKiB: ev.end.PeakRSSKiB, EndFrameAt: ev.at}
 		if ev.end.Status == wire.StatusReturned {
 			e.Value = ev.end.Value
 		}
@@ -405,18 +406,19 @@ func (s *supervisor) breach(v *violation) {
 func (s *supervisor) read() {
 	r := wire.NewReader(s.p.conn, wire.MaxWorkerFrame)
 	var end *endMsg
+	var endAt time.Time
 	for {
 		if !r.HasFrame() {
 			s.out.tryDrain()
 			if end != nil {
-				s.events <- lifeEvent{end: end}
+				s.events <- lifeEvent{end: end, at: endAt}
 				end = nil
 			}
 		}
 		f, err := r.Next()
 		if err != nil {
 			if end != nil {
-				s.events <- lifeEvent{end: end}
+				s.events <- lifeEvent{end: end, at: endAt}
 			}
 			s.events <- lifeEvent{readErr: err}
 			return
@@ -427,7 +429,7 @@ func (s *supervisor) read() {
 			return
 		}
 		if m != nil {
-			end = m
+			end, endAt = m, time.Now()
 		}
 	}
 }
