@@ -43,15 +43,20 @@ func ChildMain(fd int) {
 		exit(exitNotStarted)
 	}
 	// Nothing but stdin, stdout, stderr and the socket: close whatever a
-	// careless parent may have leaked.
-	closeInherited(fd)
+	// careless parent may have leaked (fds_linux.go's constructor did,
+	// before the Go runtime started, where close_range exists).
+	if !closedEarly(fd) {
+		closeInherited(fd)
+	}
 
 	h := &childHost{fd: fd, max: wire.MaxStartFrame}
 
 	// Everything that does not depend on the run happens before its start
 	// frame is read: for a spare worker, while nobody is waiting.
+	warmed := make(chan struct{})
+	go func() { warmJSON(); close(warmed) }() // beside the engine's setup, on the other core
 	prep := jsrt.Prepare()
-	warmJSON()
+	<-warmed
 
 	// Confine before anything from the parent is read, and say in hello
 	// what was applied (confine_linux.go).
