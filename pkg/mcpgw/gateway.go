@@ -217,6 +217,8 @@ func (g *Gateway) serverChanged(tools bool) {
 		g.invalidate()
 	}
 	g.watch.changed(g)
+	// The spares are sent the catalog as it now is, ahead of the next run.
+	go func() { _, _ = g.runCatalog() }()
 }
 
 // Catalog returns the authorized tools of every ready server, in the order
@@ -270,15 +272,6 @@ func (g *Gateway) runCatalog() (*wire.Catalog, error) {
 	for _, name := range g.order {
 		d := g.servers[name]
 		d.mu.Lock()
-		neverListed := len(d.tools) == 0 && d.state == StateUnavailable
-		d.mu.Unlock()
-		if neverListed {
-			// Its refusals now happen in the worker, which cannot ask for
-			// an attempt as a call to it in the parent did: the run's
-			// start asks (after the server's backoff).
-			d.poke()
-		}
-		d.mu.Lock()
 		st := wire.ServerState{Name: name, State: string(d.state), Reason: d.reason}
 		if d.state == StateStarting {
 			st.Reason = fmt.Sprintf("still starting (its start may take up to %s)", d.cfg.StartTimeout)
@@ -300,7 +293,25 @@ func (g *Gateway) runCatalog() (*wire.Catalog, error) {
 		return nil, err
 	}
 	g.prepared, g.preparedStates = cat, states
+	// New spares hold it; spares holding an older one are replaced.
+	g.launcher.SetCatalog(cat)
 	return cat, nil
+}
+
+// pokeNeverListed asks each server that has never listed its tools and is
+// unavailable for another attempt (after its backoff). A program's call to
+// one is refused in its worker, which cannot ask as a call that reached the
+// parent did; a run's start asks instead.
+func (g *Gateway) pokeNeverListed() {
+	for _, name := range g.order {
+		d := g.servers[name]
+		d.mu.Lock()
+		neverListed := len(d.tools) == 0 && d.state == StateUnavailable
+		d.mu.Unlock()
+		if neverListed {
+			d.poke()
+		}
+	}
 }
 
 // sameTools reports whether a and b are the same catalog (the one slice
@@ -489,6 +500,7 @@ func (g *Gateway) Start(ctx context.Context, req RunRequest) (r *worker.Run, err
 	// yet: wait for them (each within its startTimeout), at most the run's
 	// own timeout; the run then has its whole timeout, from its start.
 	g.awaitFirstStarts(ctx, norm.Timeout())
+	g.pokeNeverListed()
 	catalog, err := g.runCatalog()
 	if err != nil {
 		return nil, fmt.Errorf("%w: the catalog: %v", worker.ErrBadRequest, err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Catalog is a run's catalog prepared once for any number of runs, so that
@@ -15,6 +16,7 @@ import (
 // program asks for (a tool's name when the program calls it, ALL_TOOLS when
 // the program reads it). Immutable and safe for concurrent use.
 type Catalog struct {
+	version uint64 // unique in this process: which catalog a spare holds
 	tools   []Tool // parent side only
 	names   []byte // server NUL (tool NUL)* NUL, for each server, in order
 	all     []byte // the ALL_TOOLS array as JSON
@@ -83,7 +85,7 @@ func NewCatalog(tools []Tool, servers []ServerState) (*Catalog, error) {
 			return nil, fmt.Errorf("server %q: a server's name must be non-empty and free of NUL", s.Name)
 		}
 	}
-	c := &Catalog{tools: tools}
+	c := &Catalog{tools: tools, version: catalogVersions.Add(1)}
 	var order []string
 	byS := map[string][]string{}
 	for _, t := range tools {
@@ -122,6 +124,18 @@ func NewCatalog(tools []Tool, servers []ServerState) (*Catalog, error) {
 	}
 	c.all = all
 	return c, nil
+}
+
+// catalogVersions numbers the catalogs NewCatalog prepares.
+var catalogVersions atomic.Uint64
+
+// Version names the catalog among those this process prepared (0 for one a
+// worker received).
+func (c *Catalog) Version() uint64 {
+	if c == nil {
+		return 0
+	}
+	return c.version
 }
 
 // ReceivedCatalog is a catalog as a worker receives it: the names and

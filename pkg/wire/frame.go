@@ -21,6 +21,9 @@ const (
 	TypeOutput Type = 'O' // worker → parent: console output; payload is UTF-8 text
 	TypeStop   Type = 'X' // parent → worker: stop the run now
 	TypeEnd    Type = 'E' // worker → parent, once, last: the ending; payload is the returned value's JSON
+	// TypeCatalog: parent → worker, before start, to a spare: a catalog to
+	// hold for the run to come; payload is its sections (see Start).
+	TypeCatalog Type = 'K'
 )
 
 func (t Type) String() string {
@@ -39,6 +42,8 @@ func (t Type) String() string {
 		return "stop"
 	case TypeEnd:
 		return "end"
+	case TypeCatalog:
+		return "catalog"
 	}
 	return fmt.Sprintf("type 0x%02x", byte(t))
 }
@@ -200,7 +205,7 @@ func Split(b []byte, max int) (f Frame, n, need int, err error) {
 // Known reports whether t is one of the Type constants.
 func (t Type) Known() bool {
 	switch t {
-	case TypeHello, TypeStart, TypeCall, TypeResult, TypeOutput, TypeStop, TypeEnd:
+	case TypeHello, TypeStart, TypeCall, TypeResult, TypeOutput, TypeStop, TypeEnd, TypeCatalog:
 		return true
 	}
 	return false

@@ -82,10 +82,19 @@ type Start struct {
 	Input    json.RawMessage `json:"input,omitempty"`
 }
 
-// StartCatalog says how the start frame's payload holds the catalog.
+// StartCatalog says how the start frame's payload holds the catalog, or
+// (Held) that the worker holds it from a catalog frame. A catalog frame's
+// header is a StartCatalog too, its payload the two sections.
 type StartCatalog struct {
-	Names int `json:"names"` // bytes of the names section (see Catalog.Names)
-	All   int `json:"all"`   // bytes of the ALL_TOOLS section after it
+	// Version names the catalog (Catalog.Version): a start that says Held
+	// names the version the worker must hold.
+	Version uint64 `json:"version,omitempty"`
+	// Held: the sections are not in this start frame; the worker runs with
+	// the catalog of the last catalog frame it was sent, which must be
+	// Version.
+	Held  bool `json:"held,omitempty"`
+	Names int  `json:"names"` // bytes of the names section (see Catalog.Names)
+	All   int  `json:"all"`   // bytes of the ALL_TOOLS section after it
 	// Servers are the configured servers without tools in the catalog, not
 	// ready, with their state and reason.
 	Servers []ServerState `json:"servers,omitempty"`

@@ -71,14 +71,31 @@ func ChildMain(fd int) {
 		exit(exitConfinement) // strict, and a layer is missing: hello says which
 	}
 
+	// A spare may be sent the catalog to hold before its start: it is kept
+	// as received (the frame's bytes are never written over: see below).
 	var frame wire.Frame
+	var held *wire.Catalog
+	var heldVersion uint64
 	for {
 		f, ok := h.next()
-		if ok {
+		if !ok {
+			h.recv(true)
+			continue
+		}
+		if f.Type != wire.TypeCatalog {
 			frame = f
 			break
 		}
-		h.recv(true)
+		var hc wire.StartCatalog
+		if err := f.Decode(&hc); err != nil {
+			die(exitBadStart, "catalog frame: %v", err)
+		}
+		if hc.Held || hc.Names < 0 || hc.All < 0 || hc.Names+hc.All != len(f.Payload) {
+			die(exitBadStart, "catalog frame: sections of %d and %d bytes in a payload of %d", hc.Names, hc.All, len(f.Payload))
+		}
+		p := f.Payload
+		held = wire.ReceivedCatalog(p[:hc.Names:hc.Names], p[hc.Names:], hc.Servers)
+		heldVersion = hc.Version
 	}
 	// The start frame's buffer now belongs to the run (the catalog stays
 	// in it); what came after it moves to a buffer of its own, so that
@@ -113,6 +130,12 @@ func ChildMain(fd int) {
 	// The catalog stays in the frame's buffer, as received: the program
 	// reads of it only what it uses.
 	catalog := wire.ReceivedCatalog(p[:sc.Names:sc.Names], p[sc.Names:sc.Names+sc.All:sc.Names+sc.All], sc.Servers)
+	if sc.Held {
+		if held == nil || heldVersion != sc.Version {
+			die(exitBadStart, "start frame: the parent says this worker holds catalog %d; it holds %d", sc.Version, heldVersion)
+		}
+		catalog = held
+	}
 
 	spec := jsrt.Spec{
 		RunID:    start.RunID,

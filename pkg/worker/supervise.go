@@ -148,13 +148,19 @@ func (s *supervisor) launch() {
 	s.limitRun()
 	// The payload is the catalog's sections, as prepared once for every
 	// run, and the code: written from where they lie, not copied.
+	// A spare that holds the run's catalog is not sent it again.
 	cat := s.req.Tools
 	names, all := cat.Names(), cat.AllJSON()
+	sc := wire.StartCatalog{Version: cat.Version(), Names: len(names), All: len(all), Servers: cat.Servers()}
+	if s.p.catalog == cat && cat != nil {
+		names, all = nil, nil
+		sc = wire.StartCatalog{Version: cat.Version(), Held: true}
+	}
 	start := wire.Start{
 		Protocol: wire.ProtocolVersion,
 		RunID:    s.req.RunID,
 		Limits:   s.req.Limits,
-		Catalog:  wire.StartCatalog{Names: len(names), All: len(all), Servers: cat.Servers()},
+		Catalog:  sc,
 		Input:    s.req.Input,
 	}
 	head, err := wire.AppendFrameHead(nil, wire.TypeStart, start, len(names)+len(all)+len(s.req.Code))
