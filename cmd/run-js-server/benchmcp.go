@@ -27,8 +27,10 @@ import (
 // benchServerCmd is `run-js-server bench-server [--tools N]`, a downstream
 // MCP server on stdio for `bench`: blob({mib}) answers with a text of that
 // many MiB, and --tools adds N small tools (t0001, t0002, ...) so that the
-// catalog has that many.
-func benchServerCmd(args []string, stderr io.Writer) int {
+// catalog has that many. It speaks JSON-RPC itself and writes each answer
+// as one prepared line, so that what `bench` times is the gateway and the
+// worker, not a server's encoding of 20 MiB.
+func benchServerCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bench-server", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	n := fs.Int("tools", 0, "small tools to add to the catalog")
@@ -36,29 +38,88 @@ func benchServerCmd(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "run-js-server bench-server: --tools 0 to %d\n", mcpgw.MaxToolsPerServer-1)
 		return exitUsage
 	}
-	s := mcp.NewServer(&mcp.Implementation{Name: "run-js-server-bench", Version: version}, nil)
-	s.AddTool(&mcp.Tool{Name: "blob", Description: "Answer with a text of the given size.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"mib":{"type":"integer","minimum":0,"maximum":100}},"required":["mib"]}`)},
-		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			var in struct{ MiB int }
-			if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
-				return nil, err
-			}
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("x", in.MiB<<20)}}}, nil
-		})
+	tools := []map[string]any{{"name": "blob", "description": "Answer with a text of the given size.",
+		"inputSchema": json.RawMessage(`{"type":"object","properties":{"mib":{"type":"integer","minimum":0,"maximum":100}},"required":["mib"]}`)}}
 	for i := 1; i <= *n; i++ {
-		name := fmt.Sprintf("t%04d", i)
-		s.AddTool(&mcp.Tool{Name: name, Description: "Tool number " + strconv.Itoa(i) + " of the bench catalog: it answers with its name.",
-			InputSchema: json.RawMessage(`{"type":"object","properties":{"x":{"type":"integer","description":"any number"}}}`)},
-			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name}}}, nil
-			})
+		tools = append(tools, map[string]any{"name": fmt.Sprintf("t%04d", i), "description": "Tool number " + strconv.Itoa(i) + " of the bench catalog: it answers with its name.",
+			"inputSchema": json.RawMessage(`{"type":"object","properties":{"x":{"type":"integer","description":"any number"}}}`)})
 	}
-	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
-		fmt.Fprintf(stderr, "run-js-server bench-server: %v\n", err)
-		return exitEnded
+	in := bufio.NewReaderSize(stdin, 1<<20)
+	out := bufio.NewWriterSize(stdout, 1<<20)
+	answer := func(id json.RawMessage, result any) error {
+		b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
+		if err != nil {
+			return err
+		}
+		if _, err := out.Write(append(b, '\n')); err != nil {
+			return err
+		}
+		return out.Flush()
 	}
-	return exitReturned
+	blobs := map[int][]byte{} // MiB -> the answer's text, as JSON, once
+	for {
+		line, err := in.ReadBytes('\n')
+		if err != nil {
+			return exitReturned // stdin closed: the gateway is done with us
+		}
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		if json.Unmarshal(line, &req) != nil || len(req.ID) == 0 {
+			continue // a notification, or not for us
+		}
+		switch req.Method {
+		case "initialize":
+			var p struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			}
+			_ = json.Unmarshal(req.Params, &p)
+			err = answer(req.ID, map[string]any{"protocolVersion": p.ProtocolVersion, "capabilities": map[string]any{"tools": map[string]any{}},
+				"serverInfo": map[string]any{"name": "run-js-server-bench", "version": version}})
+		case "tools/list":
+			err = answer(req.ID, map[string]any{"tools": tools})
+		case "ping":
+			err = answer(req.ID, map[string]any{})
+		case "tools/call":
+			var p struct {
+				Name      string `json:"name"`
+				Arguments struct {
+					MiB int `json:"mib"`
+				} `json:"arguments"`
+			}
+			_ = json.Unmarshal(req.Params, &p)
+			if p.Name != "blob" {
+				err = answer(req.ID, map[string]any{"content": []any{map[string]any{"type": "text", "text": p.Name}}})
+				break
+			}
+			mib := min(max(p.Arguments.MiB, 0), 100)
+			text, ok := blobs[mib]
+			if !ok {
+				text = []byte(`"` + strings.Repeat("x", mib<<20) + `"`)
+				blobs[mib] = text
+			}
+			for _, part := range [][]byte{[]byte(`{"jsonrpc":"2.0","id":`), req.ID, []byte(`,"result":{"content":[{"type":"text","text":`), text, []byte("}]}}\n")} {
+				if _, err = out.Write(part); err != nil {
+					break
+				}
+			}
+			if err == nil {
+				err = out.Flush()
+			}
+		default:
+			b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": req.ID, "error": map[string]any{"code": -32601, "message": "no method " + req.Method}})
+			_, err = out.Write(append(b, '\n'))
+			if err == nil {
+				err = out.Flush()
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "run-js-server bench-server: %v\n", err)
+			return exitEnded
+		}
+	}
 }
 
 // gatewayProc is a run-js-server serving MCP on stdio, as an agent starts

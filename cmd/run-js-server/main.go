@@ -96,7 +96,7 @@ func dispatch(args []string) int {
 	case "bench":
 		return benchCmd(args[1:], os.Stdout, os.Stderr)
 	case "bench-server":
-		return benchServerCmd(args[1:], os.Stderr)
+		return benchServerCmd(args[1:], os.Stdin, os.Stdout, os.Stderr)
 	case "version", "--version":
 		fmt.Println("run-js-server", version)
 		return exitReturned

@@ -425,13 +425,17 @@ func (g *Gateway) send(ctx context.Context, d *downstream, session *mcp.ClientSe
 		}
 		return worker.Fail(wire.CodeCallFailed, fmt.Sprintf("%s: the server answered with an error; the call may have taken effect: %s", name, d.scrub(err.Error())))
 	}
-	var b []byte
 	if sink.raw != nil {
-		b, err = normalizeRaw(sink.raw)
+		// A large answer from a stdio server: its members go to the worker
+		// from the line as read, never copied again.
+		content, sc, isError, err := rawMembers(sink.raw)
 		sink.raw = nil
-	} else {
-		b, err = normalizeResult(res)
+		if err != nil {
+			return worker.Fail(wire.CodeCallFailed, fmt.Sprintf("tools.%s.%s: the call took effect, but its answer is not a tool's result: %v", c.Server, c.Tool, err))
+		}
+		return worker.AnswerSpliced(content, sc, isError)
 	}
+	b, err := normalizeResult(res)
 	if err != nil {
 		return worker.Fail(wire.CodeCallFailed, fmt.Sprintf("tools.%s.%s: the call took effect, but its answer is not a tool's result: %v", c.Server, c.Tool, err))
 	}

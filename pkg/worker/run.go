@@ -115,6 +115,69 @@ type Outcome struct {
 	Matches []string
 	Result  json.RawMessage
 	Queued  time.Duration // how long the call waited (in a lane) before it was sent; for the ledger
+	// spliced, set by AnswerSpliced, is the result as its members' JSON,
+	// where they lie; Result is nil then.
+	spliced *splicedResult
+}
+
+// splicedResult is {"content": content, "structuredContent": structured,
+// "isError": isError} as its members.
+type splicedResult struct {
+	content, structured json.RawMessage
+	isError             bool
+}
+
+// pieces is the result's JSON as the pieces it is written in.
+func (r *splicedResult) pieces() [][]byte {
+	end := []byte(`,"isError":false}`)
+	if r.isError {
+		end = []byte(`,"isError":true}`)
+	}
+	return [][]byte{[]byte(`{"content":`), r.content, []byte(`,"structuredContent":`), r.structured, end}
+}
+
+// AnswerSpliced is Answer for the result {"content": content,
+// "structuredContent": structured, "isError": isError}, given as its
+// members' JSON where they lie: the run writes the result to the worker
+// from them and never joins them, so that a large result spliced from a
+// server's answer is not copied again. content must be a JSON array and
+// structured JSON (null for none); the run checks them as it checks
+// Answer's result (size, nesting, validity).
+func AnswerSpliced(content, structured json.RawMessage, isError bool) Outcome {
+	if len(structured) == 0 {
+		structured = json.RawMessage("null")
+	}
+	return Outcome{Kind: wire.OutcomeOK, spliced: &splicedResult{content: content, structured: structured, isError: isError}}
+}
+
+// ResultJSON is the outcome's result as one JSON text (joined, for one
+// made by AnswerSpliced).
+func (o Outcome) ResultJSON() json.RawMessage {
+	if o.spliced == nil {
+		return o.Result
+	}
+	var b []byte
+	for _, p := range o.spliced.pieces() {
+		b = append(b, p...)
+	}
+	return b
+}
+
+// resultPieces is what the result frame's payload is written from.
+func (o Outcome) resultPieces() [][]byte {
+	if o.spliced != nil {
+		return o.spliced.pieces()
+	}
+	return [][]byte{o.Result}
+}
+
+// resultLen is the length of the result's JSON.
+func (o Outcome) resultLen() int {
+	n := 0
+	for _, p := range o.resultPieces() {
+		n += len(p)
+	}
+	return n
 }
 
 // Answer is the tool's result: {content, structuredContent, isError}.

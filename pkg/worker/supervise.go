@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -40,14 +41,17 @@ type lifeEvent struct {
 // supervisor is the parent's side of one run.
 //
 // Who owns what: run (one goroutine: launch, then loop) owns the process's
-// lifecycle: the timers, stop, kill, the verdict and the reaping. The reader goroutine reads
-// every frame, checks it and, for a call, admits it (Request.Admit, called
-// there so calls are admitted in the order they arrived) and starts a
-// goroutine that performs it and writes its result straight back; that is
-// the hot path, one hop from the socket to the handler and back. The protocol state they share (checker,
-// ledger, output) sits under mu, which is held briefly and never across I/O.
-// Writes to the worker are serialized by wmu and bounded by the hard
-// deadline.
+// lifecycle: the timers, stop, kill, the verdict, giving the ending (at the
+// end frame) and the reaping. The reader goroutine reads every frame,
+// checks it and, for a call, admits it (Request.Admit, called there so calls
+// are admitted in the order they arrived): an outcome decided at once is
+// queued from the reader, which writes its batch when nothing more is
+// buffered, without blocking; any other call gets a goroutine that performs
+// it and writes its result back (the hot path of a downstream call: one hop
+// from the socket to the handler and back). The protocol state they share
+// (checker, ledger, output) sits under mu, which is held briefly and never
+// across I/O. Writes to the worker go through out (outbox.go), bounded by
+// the hard deadline.
 type supervisor struct {
 	ctx   context.Context
 	cfg   Config
@@ -539,7 +543,7 @@ func (s *supervisor) perform(c Call, do func(context.Context) Outcome) {
 		s.mu.Unlock()
 		return
 	}
-	s.out.putRef(head, o.Result)
+	s.out.putPieces(append([][]byte{head}, o.resultPieces()...))
 	s.mu.Unlock()
 	s.out.drain()
 }
@@ -552,7 +556,7 @@ func (s *supervisor) answerLocked(c Call, o Outcome) {
 	if !s.record(c, o) {
 		return
 	}
-	s.out.putRef(head, o.Result)
+	s.out.putPieces(append([][]byte{head}, o.resultPieces()...))
 }
 
 // record enters a call's outcome in the ledger, or reports false when the
@@ -574,7 +578,7 @@ func (s *supervisor) record(c Call, o Outcome) bool {
 // 32-bit length) becomes a failure, and o says so.
 func resultHead(id uint64, o *Outcome) []byte {
 	hdr := wire.Result{ID: id, Outcome: o.Kind, Code: o.Code, Message: o.Message, Matches: o.Matches}
-	head, err := wire.AppendFrameHead(make([]byte, 0, 64+len(o.Message)), wire.TypeResult, hdr, len(o.Result))
+	head, err := wire.AppendFrameHead(make([]byte, 0, 64+len(o.Message)), wire.TypeResult, hdr, o.resultLen())
 	if err != nil {
 		*o = Fail(wire.CodeCallFailed, "the result could not be framed: "+err.Error())
 		head, _ = wire.AppendFrameHead(nil, wire.TypeResult, wire.Result{ID: id, Outcome: o.Kind, Code: o.Code, Message: o.Message}, 0)
@@ -587,6 +591,9 @@ func resultHead(id uint64, o *Outcome) []byte {
 func checkOutcome(o Outcome, l wire.Limits) Outcome {
 	switch o.Kind {
 	case wire.OutcomeOK:
+		if o.spliced != nil {
+			return checkSpliced(o, l)
+		}
 		if err := l.CheckResult(o.Result); errors.Is(err, wire.ErrTooLarge) {
 			return Fail(wire.CodeResultTooLarge, "the call took effect, but its result cannot enter the program: "+err.Error())
 		} else if err != nil {
@@ -594,10 +601,35 @@ func checkOutcome(o Outcome, l wire.Limits) Outcome {
 		}
 		return o
 	case wire.OutcomeRefused, wire.OutcomeFailed:
-		o.Result = nil
+		o.Result, o.spliced = nil, nil
 		return o
 	}
 	return Fail(wire.CodeCallFailed, fmt.Sprintf("the call's handler returned an unknown outcome %s", quote(o.Kind)))
+}
+
+// checkSpliced is checkOutcome's check of a result made by AnswerSpliced:
+// the same caps as CheckResult's, over its members as they lie.
+func checkSpliced(o Outcome, l wire.Limits) Outcome {
+	r := o.spliced
+	if n := o.resultLen(); int64(n) > l.MaxResultBytes {
+		return Fail(wire.CodeResultTooLarge, fmt.Sprintf("the call took effect, but its result cannot enter the program: %v: the result is %d bytes of JSON, above this run's cap of %d (at most its memory / %d)",
+			wire.ErrTooLarge, n, l.MaxResultBytes, wire.ResultMemoryShare))
+	}
+	for _, m := range []struct {
+		name string
+		json []byte
+	}{{"content", r.content}, {"structuredContent", r.structured}} {
+		// One level less: each sits inside the result object.
+		if _, err := wire.ScanJSON(m.json, 0, l.MaxJSONDepth-1); errors.Is(err, wire.ErrTooDeep) {
+			return Fail(wire.CodeResultTooLarge, fmt.Sprintf("the call took effect, but its result cannot enter the program: the result's %s: %v (cap %d levels)", m.name, err, l.MaxJSONDepth))
+		} else if err != nil {
+			return Fail(wire.CodeCallFailed, fmt.Sprintf("the call was sent, but the answer is unusable: the result's %s: %v", m.name, err))
+		}
+	}
+	if c := bytes.TrimLeft(r.content, " \t\r\n"); len(c) == 0 || c[0] != '[' {
+		return Fail(wire.CodeCallFailed, "the call was sent, but the answer is unusable: the result's content is not a JSON array")
+	}
+	return o
 }
 
 // finish runs after the worker exited: it sweeps the process group, reaps,
