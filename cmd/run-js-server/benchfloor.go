@@ -40,6 +40,8 @@ type floors struct {
 	spawn    time.Duration // spawn → first byte of a minimal static binary, started as a worker is (p50)
 	pingPong time.Duration // one 4-byte round trip over the worker's socket (median of batches)
 	err      error         // why they could not be measured
+	cfg      worker.Config // starts the floor program: the cold runs take a floor sample before each run
+	cleanup  func()
 }
 
 // measureFloors builds the floor program in a temporary directory (it
@@ -53,7 +55,12 @@ func measureFloors(samples int, pause time.Duration) floors {
 	if err != nil {
 		return floors{err: err}
 	}
-	defer os.RemoveAll(dir)
+	keep := false
+	defer func() {
+		if !keep {
+			os.RemoveAll(dir)
+		}
+	}()
 	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module floor\n\ngo 1.22\n"), 0o644); err != nil {
 		return floors{err: err}
 	}
@@ -68,7 +75,7 @@ func measureFloors(samples int, pause time.Duration) floors {
 		return floors{err: fmt.Errorf("build the floor program: %v: %s", err, out)}
 	}
 	cfg := worker.Config{Command: []string{bin}}
-	var f floors
+	f := floors{cfg: cfg, cleanup: func() { os.RemoveAll(dir) }}
 	var spawns []time.Duration
 	for i := 0; i < samples; i++ {
 		time.Sleep(pause)
@@ -88,6 +95,7 @@ func measureFloors(samples int, pause time.Duration) floors {
 		pp = append(pp, d)
 	}
 	f.pingPong = pct(pp, 50)
+	keep = true
 	return f
 }
 

@@ -54,7 +54,11 @@ func ChildMain(fd int) {
 	// Everything that does not depend on the run happens before its start
 	// frame is read: for a spare worker, while nobody is waiting.
 	warmed := make(chan struct{})
-	go func() { warmJSON(); close(warmed) }() // beside the engine's setup, on the other core
+	go func() { // beside the engine's setup, on the other core
+		warmJSON()
+		prepareConfinement()
+		close(warmed)
+	}()
 	prep := jsrt.Prepare()
 	<-warmed
 
