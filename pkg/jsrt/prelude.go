@@ -4,6 +4,8 @@ import (
 	_ "embed"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"time"
 
 	"github.com/buke/quickjs-go"
 
@@ -67,9 +69,7 @@ func (l *loop) prelude(factory *quickjs.Value) (*quickjs.Value, error) {
 		s, _ := jsString(c, arg(args, 0))
 		return c.NewString(ProgramStack(s, programLineOffset))
 	}))
-	host.Set("catalog", ctx.NewFunction(func(c *quickjs.Context, _ *quickjs.Value, _ []*quickjs.Value) *quickjs.Value {
-		return c.NewString(string(l.spec.Catalog.AllJSON()))
-	}))
+	host.Set("catalog", ctx.NewFunction(l.jsCatalog))
 	host.Set("lookup", ctx.NewFunction(l.jsLookup))
 	host.Set("servers", ctx.NewFunction(func(c *quickjs.Context, _ *quickjs.Value, _ []*quickjs.Value) *quickjs.Value {
 		return c.NewString(namesJSON(l.spec.Catalog.ServerNames()))
@@ -190,6 +190,33 @@ func (l *loop) pullOutput() {
 	l.out.Set("text", l.ctx.NewString(""))
 	l.out.Set("skip", l.ctx.NewInt64(0))
 	l.emit(text, n)
+}
+
+// ToolsHost is a Host that can fetch ALL_TOOLS's JSON when the program
+// reads it, for a catalog that came without it (wire.Catalog.HasAll): a
+// worker holds only the names of a catalog until its program asks for
+// more. AllTools may wait for the parent, until the deadline.
+type ToolsHost interface {
+	AllTools(deadline time.Time) ([]byte, error)
+}
+
+// jsCatalog is host.catalog(): ALL_TOOLS's JSON, from the catalog or, when
+// it came without it, from the host (read once: the prelude keeps what it
+// parsed).
+func (l *loop) jsCatalog(c *quickjs.Context, _ *quickjs.Value, _ []*quickjs.Value) *quickjs.Value {
+	cat := l.spec.Catalog
+	if cat.HasAll() {
+		return c.NewString(string(cat.AllJSON()))
+	}
+	th, ok := l.host.(ToolsHost)
+	if !ok {
+		return c.NewString("[]")
+	}
+	all, err := th.AllTools(l.spec.Deadline)
+	if err != nil {
+		return c.ThrowError(fmt.Errorf("ALL_TOOLS could not be read: %v", err))
+	}
+	return c.NewString(string(all))
 }
 
 // jsLookup is host.lookup(server, tool): 2 when the catalog has the tool,

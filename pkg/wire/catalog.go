@@ -163,13 +163,18 @@ func (c *Catalog) Names() []byte {
 }
 
 // AllJSON is the ALL_TOOLS array as JSON: every tool with every field
-// (null when absent).
+// (null when absent). A catalog a worker received has none (HasAll): its
+// program's host asks the parent when the program reads ALL_TOOLS.
 func (c *Catalog) AllJSON() []byte {
 	if c == nil || len(c.all) == 0 {
 		return []byte("[]")
 	}
 	return c.all
 }
+
+// HasAll reports whether the catalog holds ALL_TOOLS's JSON: a prepared one
+// does, one a worker received without it does not.
+func (c *Catalog) HasAll() bool { return c == nil || c.tools != nil || len(c.all) > 0 }
 
 // Servers is the configured servers that have no tools in the catalog and
 // are not ready.

@@ -21,9 +21,13 @@ const (
 	TypeOutput Type = 'O' // worker → parent: console output; payload is UTF-8 text
 	TypeStop   Type = 'X' // parent → worker: stop the run now
 	TypeEnd    Type = 'E' // worker → parent, once, last: the ending; payload is the returned value's JSON
-	// TypeCatalog: parent → worker, before start, to a spare: a catalog to
-	// hold for the run to come; payload is its sections (see Start).
+	// TypeCatalog: parent → worker: before start, to a spare, a catalog to
+	// hold for the run to come (its names); during a run, the answer to a
+	// tools request (ALL_TOOLS). The payload is its sections (see Start).
 	TypeCatalog Type = 'K'
+	// TypeToolsRequest: worker → parent, at most once a run: the program
+	// read ALL_TOOLS; the parent answers with a catalog frame holding it.
+	TypeToolsRequest Type = 'T'
 )
 
 func (t Type) String() string {
@@ -44,6 +48,8 @@ func (t Type) String() string {
 		return "end"
 	case TypeCatalog:
 		return "catalog"
+	case TypeToolsRequest:
+		return "tools request"
 	}
 	return fmt.Sprintf("type 0x%02x", byte(t))
 }
@@ -205,7 +211,7 @@ func Split(b []byte, max int) (f Frame, n, need int, err error) {
 // Known reports whether t is one of the Type constants.
 func (t Type) Known() bool {
 	switch t {
-	case TypeHello, TypeStart, TypeCall, TypeResult, TypeOutput, TypeStop, TypeEnd, TypeCatalog:
+	case TypeHello, TypeStart, TypeCall, TypeResult, TypeOutput, TypeStop, TypeEnd, TypeCatalog, TypeToolsRequest:
 		return true
 	}
 	return false

@@ -20,7 +20,7 @@ import (
 // allTypes is every frame type the protocol defines.
 var allTypes = []wire.Type{
 	wire.TypeHello, wire.TypeStart, wire.TypeCall, wire.TypeResult,
-	wire.TypeOutput, wire.TypeStop, wire.TypeEnd, wire.TypeCatalog,
+	wire.TypeOutput, wire.TypeStop, wire.TypeEnd, wire.TypeCatalog, wire.TypeToolsRequest,
 }
 
 // watchdogTimeout bounds every read that could block if a guard failed.
@@ -439,7 +439,7 @@ func TestAppendFrameErrors(t *testing.T) {
 func TestTypeString(t *testing.T) {
 	names := map[wire.Type]string{
 		wire.TypeHello: "hello", wire.TypeStart: "start", wire.TypeCall: "call", wire.TypeResult: "result",
-		wire.TypeOutput: "output", wire.TypeStop: "stop", wire.TypeEnd: "end", wire.TypeCatalog: "catalog",
+		wire.TypeOutput: "output", wire.TypeStop: "stop", wire.TypeEnd: "end", wire.TypeCatalog: "catalog", wire.TypeToolsRequest: "tools request",
 	}
 	for typ, name := range names {
 		if !typ.Known() || typ.String() != name {

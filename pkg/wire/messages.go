@@ -72,8 +72,10 @@ type Tool struct {
 
 // Start begins the run. Its payload is the catalog's names section
 // (Catalog.Names bytes), then its ALL_TOOLS section (Catalog.All bytes,
-// JSON), then the program's source, UTF-8: the worker keeps the catalog as
-// bytes and reads of it only what the program asks for.
+// JSON; the parent sends none: a worker asks for ALL_TOOLS with a tools
+// request if its program reads it), then the program's source, UTF-8: the
+// worker keeps the catalog as bytes and reads of it only what the program
+// asks for.
 type Start struct {
 	Protocol int             `json:"protocol"`
 	RunID    string          `json:"runId"`

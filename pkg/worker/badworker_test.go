@@ -152,6 +152,17 @@ func badWorker(mode string) {
 		time.Sleep(300 * time.Millisecond)
 		send(wire.TypeOutput, wire.Output{}, []byte("late"))
 		hang()
+	case "tools-request-twice":
+		hello()
+		readStart()
+		send(wire.TypeToolsRequest, nil, nil)
+		send(wire.TypeToolsRequest, nil, nil)
+		hang()
+	case "tools-request-with-payload":
+		hello()
+		readStart()
+		send(wire.TypeToolsRequest, nil, []byte("give me more"))
+		hang()
 	case "end-claims-crashed":
 		hello()
 		readStart()

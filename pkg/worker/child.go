@@ -2,6 +2,7 @@ package worker
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -243,6 +244,8 @@ type childHost struct {
 	in       []byte // bytes read; in[off:] not yet framed
 	off      int
 	events   []jsrt.Event
+	tools    toolsState // the tools request (at most one a run)
+	allTools []byte     // ALL_TOOLS's JSON, once the parent answered it
 	stopped  bool
 	lastPoll time.Time
 }
@@ -385,6 +388,54 @@ func (h *childHost) compact() {
 	}
 }
 
+// AllTools asks the parent for ALL_TOOLS's JSON (the program read it) and
+// waits for it, until the deadline or a stop; what else arrives meanwhile
+// waits as events. A catalog may be larger than a result: the frame cap is
+// the start frame's while it is awaited.
+func (h *childHost) AllTools(deadline time.Time) ([]byte, error) {
+	switch h.tools {
+	case toolsGot:
+		// Handed over once already; the prelude asks again only if it
+		// could not hold it (out of memory).
+		return nil, errors.New("it was read once and could not be kept (out of memory?)")
+	case toolsGaveUp:
+		return nil, errors.New("the run is ending")
+	}
+	h.tools = toolsAwaited
+	h.mu.Lock()
+	h.flushOutput()
+	h.queueFrame(wire.TypeToolsRequest, nil, nil)
+	h.flush()
+	h.mu.Unlock()
+	capped := h.max
+	h.max = max(h.max, wire.MaxStartFrame)
+	defer func() { h.max = capped }()
+	for h.tools != toolsGot {
+		if h.stopped {
+			h.tools = toolsGaveUp
+			return nil, errors.New("the run is stopping")
+		}
+		if !time.Now().Before(deadline) {
+			h.tools = toolsGaveUp
+			return nil, errors.New("the run's deadline passed")
+		}
+		h.read(true) // returns at least every waitTick
+	}
+	all := h.allTools
+	h.allTools = nil // the engine has it now; h.in may be compacted later
+	return all, nil
+}
+
+// toolsState is where a worker's tools request stands.
+type toolsState uint8
+
+const (
+	toolsNone    toolsState = iota // not asked
+	toolsAwaited                   // asked; AllTools waits for the answer
+	toolsGot                       // answered
+	toolsGaveUp                    // asked, and the run ended first
+)
+
 // read reads what the parent sent (blocking until something arrives or the
 // receive timeout passes, or not at all) and turns whole frames into events.
 func (h *childHost) read(block bool) {
@@ -404,6 +455,17 @@ func (h *childHost) read(block bool) {
 		case wire.TypeStop:
 			h.stopped = true
 			ev.Stop = true
+		case wire.TypeCatalog:
+			var hc wire.StartCatalog
+			if err := f.Decode(&hc); err != nil || hc.Names != 0 || hc.All != len(f.Payload) || h.tools == toolsNone || h.tools == toolsGot {
+				die(exitParentGone, "unexpected catalog frame from the parent")
+			}
+			if h.tools == toolsAwaited {
+				// It aliases h.in, which only Wait compacts: AllTools hands
+				// it to the engine (a copy) before the runtime waits again.
+				h.allTools, h.tools = f.Payload, toolsGot
+			}
+			continue // toolsGaveUp: the run is ending; dropped
 		default:
 			die(exitParentGone, "unexpected %s frame from the parent", f.Type)
 		}

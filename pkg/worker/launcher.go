@@ -226,13 +226,13 @@ const catalogSendWait = 10 * time.Second
 // strict confinement nothing is sent before the worker's hello has passed
 // its check, so spares are not sent catalogs then (their start carries it).
 func sendCatalog(p *proc, cat *wire.Catalog) error {
-	names, all := cat.Names(), cat.AllJSON()
-	head, err := wire.AppendFrameHead(nil, wire.TypeCatalog, wire.StartCatalog{Version: cat.Version(), Names: len(names), All: len(all), Servers: cat.Servers()}, len(names)+len(all))
+	names := cat.Names() // ALL_TOOLS only if a program reads it
+	head, err := wire.AppendFrameHead(nil, wire.TypeCatalog, wire.StartCatalog{Version: cat.Version(), Names: len(names), Servers: cat.Servers()}, len(names))
 	if err != nil {
 		return err
 	}
 	_ = p.conn.SetWriteDeadline(time.Now().Add(catalogSendWait))
-	bufs := net.Buffers{head, names, all}
+	bufs := net.Buffers{head, names}
 	_, err = bufs.WriteTo(p.conn)
 	return err
 }

@@ -227,6 +227,19 @@ func TestCalls(t *testing.T) {
 			t.Fatalf("value %s (%s %v)", e.Value, e.Status, e.Error)
 		}
 	})
+	t.Run("ALL_TOOLS is fetched when read, between results", func(t *testing.T) {
+		// The worker holds only the names; reading ALL_TOOLS asks the
+		// parent, while results of calls in flight arrive around the answer.
+		t.Parallel()
+		e := runProgram(t, Request{Call: echoCall, Code: `
+			const ps = Array.from({length: 12}, (_, i) => tools.issues.get_issue({i}))
+			const a = ALL_TOOLS, b = ALL_TOOLS
+			const got = (await Promise.all(ps)).map(r => r.structuredContent.i)
+			return [a === b, a.length, a[1].name, a[1].inputSchema.properties.id.type, got.length, got[11]]`})
+		if string(e.Value) != `[true,4,"get_issue","integer",12,11]` {
+			t.Fatalf("value %s (%s %v)", e.Value, e.Status, e.Error)
+		}
+	})
 	t.Run("tools cannot be changed", func(t *testing.T) {
 		t.Parallel()
 		e := runProgram(t, Request{Call: echoCall, Code: `

@@ -52,6 +52,8 @@ func TestBadWorkers(t *testing.T) {
 		{name: "arguments not JSON", mode: "args-invalid-json", rule: ruleBadArguments},
 		{name: "17 calls in flight", mode: "too-many-calls", rule: ruleTooManyCalls, want: "cap is 16"},
 		{name: "frame after end", mode: "frame-after-end", rule: ruleAfterEnd},
+		{name: "asks for ALL_TOOLS twice", mode: "tools-request-twice", rule: ruleUnexpected, want: "a second tools request"},
+		{name: "a tools request with a payload", mode: "tools-request-with-payload", rule: ruleUndecodable, want: "tools request"},
 		{name: "end claims crashed", mode: "end-claims-crashed", rule: ruleBadEnd},
 		{name: "end value not JSON", mode: "end-invalid-value", rule: ruleBadEnd},
 		{name: "end names a call never sent", mode: "end-unsettled-unknown", rule: ruleBadEnd, want: "never sent"},

@@ -153,11 +153,12 @@ func (s *supervisor) launch() {
 	// The payload is the catalog's sections, as prepared once for every
 	// run, and the code: written from where they lie, not copied.
 	// A spare that holds the run's catalog is not sent it again.
+	// ALL_TOOLS is not sent: the worker asks for it if its program reads it.
 	cat := s.req.Tools
-	names, all := cat.Names(), cat.AllJSON()
-	sc := wire.StartCatalog{Version: cat.Version(), Names: len(names), All: len(all), Servers: cat.Servers()}
+	names := cat.Names()
+	sc := wire.StartCatalog{Version: cat.Version(), Names: len(names), Servers: cat.Servers()}
 	if s.p.catalog == cat && cat != nil {
-		names, all = nil, nil
+		names = nil
 		sc = wire.StartCatalog{Version: cat.Version(), Held: true}
 	}
 	start := wire.Start{
@@ -167,8 +168,8 @@ func (s *supervisor) launch() {
 		Catalog:  sc,
 		Input:    s.req.Input,
 	}
-	head, err := wire.AppendFrameHead(nil, wire.TypeStart, start, len(names)+len(all)+len(s.req.Code))
-	pieces := [][]byte{head, names, all, []byte(s.req.Code)}
+	head, err := wire.AppendFrameHead(nil, wire.TypeStart, start, len(names)+len(s.req.Code))
+	pieces := [][]byte{head, names, []byte(s.req.Code)}
 	if s.limitsError != nil {
 		s.crash(ruleConfinement, s.limitsError.Error())
 	} else if err != nil {
@@ -489,6 +490,14 @@ func (s *supervisor) onFrame(f wire.Frame) (*endMsg, *violation) {
 				}
 			}
 		}()
+	case *toolsRequestMsg:
+		// The program read ALL_TOOLS: its JSON, as prepared once, written
+		// with the reader's batch.
+		all := s.req.Tools.AllJSON()
+		head, err := wire.AppendFrameHead(nil, wire.TypeCatalog, wire.StartCatalog{Version: s.req.Tools.Version(), All: len(all)}, len(all))
+		if err == nil && s.live {
+			s.out.putPieces([][]byte{head, all})
+		}
 	case *outputMsg:
 		if !s.live {
 			return nil, nil
