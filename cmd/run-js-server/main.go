@@ -74,7 +74,7 @@ Usage:
 --log-level is debug, info (the default: with each downstream server's stderr), warn or error; $` + logLevelEnv + ` sets the default.
   run-js-server check-config FILE
   run-js-server demo-server
-  run-js-server bench [--runs N] [--calls N] [--mcp N]
+  run-js-server bench [--runs N] [--calls N] [--mcp N] [--mcp-only] [--catalog N] [--big-mib N]
   run-js-server version
 
 Run 'run-js-server COMMAND -h' for a command's flags.
@@ -95,6 +95,8 @@ func dispatch(args []string) int {
 		return runCmd(args[1:], os.Stdin, os.Stdout, os.Stderr)
 	case "bench":
 		return benchCmd(args[1:], os.Stdout, os.Stderr)
+	case "bench-server":
+		return benchServerCmd(args[1:], os.Stdin, os.Stdout, os.Stderr)
 	case "version", "--version":
 		fmt.Println("run-js-server", version)
 		return exitReturned

@@ -4,6 +4,8 @@ import (
 	_ "embed"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"time"
 
 	"github.com/buke/quickjs-go"
 
@@ -31,23 +33,6 @@ var preludeBytecode []byte
 // preludeFile is the file name prelude frames carry; ProgramStack drops them.
 const preludeFile = "prelude.js"
 
-// toolView is one ALL_TOOLS entry: every field present, null when absent.
-type toolView struct {
-	Server       string          `json:"server"`
-	Name         string          `json:"name"`
-	Description  string          `json:"description"`
-	InputSchema  json.RawMessage `json:"inputSchema"`
-	OutputSchema json.RawMessage `json:"outputSchema"`
-	Annotations  json.RawMessage `json:"annotations"`
-}
-
-func orNull(m json.RawMessage) json.RawMessage {
-	if len(m) == 0 {
-		return json.RawMessage("null")
-	}
-	return m
-}
-
 // prelude runs the prelude's function with the host functions. It returns
 // the {start, resolve, fail, out} object.
 //
@@ -58,14 +43,6 @@ func (l *loop) prelude(factory *quickjs.Value) (*quickjs.Value, error) {
 	ctx := l.ctx
 	defer factory.Free()
 
-	names := make(map[string][]string)
-	for _, t := range l.spec.Catalog {
-		names[t.Server] = append(names[t.Server], t.Name)
-	}
-	namesJSON, err := json.Marshal(names)
-	if err != nil {
-		return nil, err
-	}
 	limitsJSON, err := json.Marshal(map[string]int{
 		"maxInFlight": l.spec.Limits.MaxInFlight,
 		"maxArgBytes": l.spec.Limits.MaxArgBytes,
@@ -92,30 +69,36 @@ func (l *loop) prelude(factory *quickjs.Value) (*quickjs.Value, error) {
 		s, _ := jsString(c, arg(args, 0))
 		return c.NewString(ProgramStack(s, programLineOffset))
 	}))
-	host.Set("catalog", ctx.NewFunction(func(c *quickjs.Context, _ *quickjs.Value, _ []*quickjs.Value) *quickjs.Value {
-		return c.NewString(l.catalog())
+	host.Set("catalog", ctx.NewFunction(l.jsCatalog))
+	host.Set("lookup", ctx.NewFunction(l.jsLookup))
+	host.Set("servers", ctx.NewFunction(func(c *quickjs.Context, _ *quickjs.Value, _ []*quickjs.Value) *quickjs.Value {
+		return c.NewString(namesJSON(l.spec.Catalog.ServerNames()))
+	}))
+	host.Set("tools", ctx.NewFunction(func(c *quickjs.Context, _ *quickjs.Value, args []*quickjs.Value) *quickjs.Value {
+		server, _ := jsString(c, arg(args, 0))
+		names, _ := l.spec.Catalog.ToolNames(server)
+		return c.NewString(namesJSON(names))
 	}))
 	host.Set("finish", ctx.NewFunction(func(c *quickjs.Context, _ *quickjs.Value, args []*quickjs.Value) *quickjs.Value {
 		l.onFinish(args)
 		return c.NewUndefined()
 	}))
 	limits := ctx.ParseJSON(string(limitsJSON))
-	namesV := ctx.ParseJSON(string(namesJSON))
 	input := ctx.NewUndefined()
 	if len(l.spec.Input) > 0 {
 		input = ctx.ParseJSONBytes(l.spec.Input) // one copy in Go, not two
 	}
 	defer func() {
-		for _, v := range []*quickjs.Value{host, limits, namesV, input} {
+		for _, v := range []*quickjs.Value{host, limits, input} {
 			v.Free()
 		}
 	}()
-	for _, v := range []*quickjs.Value{limits, namesV, input} {
+	for _, v := range []*quickjs.Value{limits, input} {
 		if v.IsException() {
 			return nil, ctx.Exception()
 		}
 	}
-	api := factory.Execute(ctx.NewUndefined(), host, limits, namesV, input)
+	api := factory.Execute(ctx.NewUndefined(), host, limits, input)
 	if api.IsException() {
 		return nil, ctx.Exception()
 	}
@@ -209,19 +192,60 @@ func (l *loop) pullOutput() {
 	l.emit(text, n)
 }
 
-func (l *loop) catalog() string {
-	if l.catalogJSON == "" {
-		views := make([]toolView, len(l.spec.Catalog))
-		for i, t := range l.spec.Catalog {
-			views[i] = toolView{t.Server, t.Name, t.Description, orNull(t.InputSchema), orNull(t.OutputSchema), orNull(t.Annotations)}
-		}
-		b, err := json.Marshal(views)
-		if err != nil {
-			b = []byte("[]") // the parent sent these schemas as valid JSON
-		}
-		l.catalogJSON = string(b)
+// ToolsHost is a Host that can fetch ALL_TOOLS's JSON when the program
+// reads it, for a catalog that came without it (wire.Catalog.HasAll): a
+// worker holds only the names of a catalog until its program asks for
+// more. AllTools may wait for the parent, until the deadline.
+type ToolsHost interface {
+	AllTools(deadline time.Time) ([]byte, error)
+}
+
+// jsCatalog is host.catalog(): ALL_TOOLS's JSON, from the catalog or, when
+// it came without it, from the host (read once: the prelude keeps what it
+// parsed).
+func (l *loop) jsCatalog(c *quickjs.Context, _ *quickjs.Value, _ []*quickjs.Value) *quickjs.Value {
+	cat := l.spec.Catalog
+	if cat.HasAll() {
+		return c.NewString(string(cat.AllJSON()))
 	}
-	return l.catalogJSON
+	th, ok := l.host.(ToolsHost)
+	if !ok {
+		return c.NewString("[]")
+	}
+	all, err := th.AllTools(l.spec.Deadline)
+	if err != nil {
+		return c.ThrowError(fmt.Errorf("ALL_TOOLS could not be read: %v", err))
+	}
+	return c.NewString(string(all))
+}
+
+// jsLookup is host.lookup(server, tool): 2 when the catalog has the tool,
+// 1 when it has the server (and not the tool, or tool is ""), 0 when it
+// has neither, and "state\nreason" for a configured server that is not
+// ready (the program's call is refused server_unavailable with it).
+func (l *loop) jsLookup(c *quickjs.Context, _ *quickjs.Value, args []*quickjs.Value) *quickjs.Value {
+	server, _ := jsString(c, arg(args, 0))
+	tool, _ := jsString(c, arg(args, 1))
+	cat := l.spec.Catalog
+	if _, ok := cat.ToolNames(server); ok {
+		if tool != "" && cat.Has(server, tool) {
+			return c.NewInt32(2)
+		}
+		return c.NewInt32(1)
+	}
+	if st, ok := cat.Unready(server); ok {
+		return c.NewString(st.State + "\n" + st.Reason)
+	}
+	return c.NewInt32(0)
+}
+
+// namesJSON is names as a JSON array of strings.
+func namesJSON(names []string) string {
+	b, err := json.Marshal(names)
+	if err != nil || names == nil {
+		return "[]"
+	}
+	return string(b)
 }
 
 // arg returns args[i], or nil when the prelude passed fewer (a bug of ours;

@@ -29,7 +29,7 @@
 //     traps do: that is the program's code acting on its own value).
 // A program's own toJSON methods and Error.prepareStackTrace are part of its
 // values and do run, as in any JavaScript engine.
-(function (host, limits, names, input) {
+(function (host, limits, input) {
   'use strict';
 
   // ---- primordials ----
@@ -352,7 +352,17 @@
     pump();
   }
 
-  // ---- tools: tools.server.tool(args), unknown names refused at once ----
+  // ---- tools: tools.server.tool(args), resolved when reached ----
+  //
+  // The catalog stays in the host until the program reaches for a name:
+  // host.lookup(server, tool) says 2 (the tool exists), 1 (the server
+  // exists), 0 (no such server), or "state\nreason" for a configured server
+  // that is not ready; host.servers() and host.tools(server) list names, as
+  // JSON. A run whose program never touches tools pays nothing for the
+  // catalog's size. A server's object and a tool's function are made the
+  // first time they are reached and kept, so each is always the same value.
+  // tools and the server objects are proxies that cannot be written,
+  // extended or frozen; unknown names are refused at once.
 
   function refuseName(code, message, server, tool, matches) {
     throw newRefused(message + didYouMean(matches) + '; nothing was sent', code, server, tool, matches);
@@ -360,38 +370,75 @@
   function passThrough(key) {
     return typeof key !== 'string' || key === 'then' || key === 'toJSON';
   }
-  const serverNames = ReflectOwnKeys(names);
-  const servers = { __proto__: null };
-  for (let s = 0; s < serverNames.length; s++) {
-    const server = serverNames[s];
-    const toolNames = names[server];
-    const fns = { __proto__: null };
-    for (let t = 0; t < toolNames.length; t++) {
-      const tool = toolNames[t];
-      const fn = (args) => call(server, tool, args);
-      ReflectDefineProperty(fn, 'name', desc(tool, false, false, true));
-      fns[tool] = fn;
-    }
-    ObjectFreeze(fns);
-    servers[server] = new ProxyCtor(fns, {
+  const hostLookup = host.lookup;
+  const hostServers = host.servers;
+  const hostTools = host.tools;
+  // The traps that keep a proxy read-only (its target stays empty and
+  // extensible, so that it may report the names the host holds).
+  function refuse() { return false; }
+  const serverObjects = new MapCtor(); // server -> its proxy
+  function serverObject(server) {
+    let p = MapPrototypeGet(serverObjects, server);
+    if (p !== undefined) return p;
+    const fns = new MapCtor(); // tool -> its function
+    const toolFn = (tool) => {
+      let fn = MapPrototypeGet(fns, tool);
+      if (fn === undefined) {
+        fn = (args) => call(server, tool, args);
+        ReflectDefineProperty(fn, 'name', desc(tool, false, false, true));
+        MapPrototypeSet(fns, tool, fn);
+      }
+      return fn;
+    };
+    const known = (key) => typeof key === 'string' &&
+      (MapPrototypeGet(fns, key) !== undefined || hostLookup(server, key) === 2);
+    p = new ProxyCtor({ __proto__: null }, {
       __proto__: null,
       get(t, key) {
-        if (key in t || passThrough(key)) return t[key];
+        if (known(key)) return toolFn(key);
+        if (passThrough(key)) return undefined;
         refuseName('unknown_tool', 'tools.' + server + '.' + key + ': server "' + server + '" has no tool "' + key + '"',
-          server, key, closeMatches(key, toolNames));
+          server, key, closeMatches(key, JSONParse(hostTools(server))));
       },
-      set() { return false; },
+      has(t, key) { return known(key); },
+      ownKeys() { return JSONParse(hostTools(server)); },
+      getOwnPropertyDescriptor(t, key) {
+        return known(key) ? desc(toolFn(key), false, true, true) : undefined;
+      },
+      getPrototypeOf() { return null; },
+      set: refuse, defineProperty: refuse, deleteProperty: refuse, preventExtensions: refuse, setPrototypeOf: refuse,
     });
+    MapPrototypeSet(serverObjects, server, p);
+    return p;
   }
-  ObjectFreeze(servers);
-  const tools = new ProxyCtor(servers, {
+  function isServer(key) {
+    if (typeof key !== 'string') return false;
+    if (MapPrototypeGet(serverObjects, key) !== undefined) return true;
+    const r = hostLookup(key, '');
+    return r === 1 || r === 2;
+  }
+  const tools = new ProxyCtor({ __proto__: null }, {
     __proto__: null,
     get(t, key) {
-      if (key in t || passThrough(key)) return t[key];
+      if (isServer(key)) return serverObject(key);
+      if (passThrough(key)) return undefined;
+      const r = hostLookup(key, '');
+      if (typeof r === 'string') {
+        const nl = StringPrototypeIndexOf(r, '\n');
+        refuseName('server_unavailable', 'tools.' + key + ': server "' + key + '" is ' + StringPrototypeSlice(r, 0, nl) +
+          ': ' + StringPrototypeSlice(r, nl + 1), key, '', []);
+      }
+      const serverNames = JSONParse(hostServers());
       refuseName('unknown_server', 'tools.' + key + ': there is no server "' + key + '"' +
         (serverNames.length ? '' : ' (this run has no tools)'), key, '', closeMatches(key, serverNames));
     },
-    set() { return false; },
+    has(t, key) { return isServer(key); },
+    ownKeys() { return JSONParse(hostServers()); },
+    getOwnPropertyDescriptor(t, key) {
+      return isServer(key) ? desc(serverObject(key), false, true, true) : undefined;
+    },
+    getPrototypeOf() { return null; },
+    set: refuse, defineProperty: refuse, deleteProperty: refuse, preventExtensions: refuse, setPrototypeOf: refuse,
   });
 
   // ---- reading a program's values as data ----

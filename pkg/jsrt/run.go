@@ -19,9 +19,9 @@ type Spec struct {
 	RunID    string
 	Code     string
 	Input    json.RawMessage // nil: input is undefined
-	Catalog  []wire.Tool
-	Limits   wire.Limits // already normalized
-	Deadline time.Time   // the run's one deadline, on the monotonic clock
+	Catalog  *wire.Catalog   // nil: no tools
+	Limits   wire.Limits     // already normalized
+	Deadline time.Time       // the run's one deadline, on the monotonic clock
 }
 
 // Event is something the parent sent while the program waited.
@@ -109,7 +109,6 @@ type loop struct {
 	fin         *Ending
 	interrupted wire.Status // set by the interrupt handler: timed_out or stopped
 	baseRSSKiB  int64
-	catalogJSON string
 }
 
 // Prepared is a runtime made ready before its run is known: the engine,

@@ -67,7 +67,7 @@ func runInProcess(t testing.TB, code string, h Host) Ending {
 		fh.mu.Unlock()
 	}
 	go func() {
-		done <- Run(Spec{RunID: "r", Code: code, Catalog: fakeCatalog, Limits: l, Deadline: time.Now().Add(10 * time.Second)}, h)
+		done <- Run(Spec{RunID: "r", Code: code, Catalog: mustCatalog(fakeCatalog), Limits: l, Deadline: time.Now().Add(10 * time.Second)}, h)
 	}()
 	select {
 	case e := <-done:
@@ -99,4 +99,12 @@ func BenchmarkEmptyRun(b *testing.B) {
 	for b.Loop() {
 		runInProcess(b, `return 1`, &fakeHost{})
 	}
+}
+
+func mustCatalog(tools []wire.Tool) *wire.Catalog {
+	c, err := wire.NewCatalog(tools, nil)
+	if err != nil {
+		panic(err)
+	}
+	return c
 }

@@ -236,6 +236,24 @@ func TestReasonsAndRestart(t *testing.T) {
 		t.Errorf("the server's stderr is not in the log at info, under its name:\n%s", log.String())
 	}
 
+	// gh never listed its tools: the run's catalog has none of them, but it
+	// names gh and its state, so the program's call is refused
+	// server_unavailable with gh's reason, not unknown_server.
+	e := run(t, g, `try { await tools.gh.search_issues({q: 'x'}); return 'sent' } catch (e) { return [e.name, e.code, e.server, e.message] }`, 10*time.Second)
+	wantStatus(t, e, wire.StatusReturned)
+	var ghRefusal []string
+	_ = json.Unmarshal(e.Value, &ghRefusal)
+	if len(ghRefusal) != 4 || ghRefusal[0] != "ToolRefused" || ghRefusal[1] != CodeServerUnavailable || ghRefusal[2] != "gh" ||
+		!strings.Contains(ghRefusal[3], `tools.gh: server "gh" is unavailable: its process exited with status 1, before it answered initialize; its stderr ends: Starting GitHub MCP server... | Error: GITHUB_PERSONAL_ACCESS_TOKEN not set`) ||
+		!strings.HasSuffix(ghRefusal[3], "; nothing was sent") {
+		t.Fatalf("a call to gh, which never listed its tools: %s", e.Value)
+	}
+	// A server nobody configured is still unknown_server.
+	e = run(t, g, `try { tools.nope.x({}) } catch (e) { return e.code }`, 10*time.Second)
+	if string(e.Value) != `"unknown_server"` {
+		t.Fatalf("a call to a server nobody configured: %s", e.Value)
+	}
+
 	db := serverInfo(g, "db")
 	if db.State != StateReady {
 		t.Fatalf("db: %+v", db)
@@ -250,7 +268,7 @@ func TestReasonsAndRestart(t *testing.T) {
 		s := serverInfo(g, "db")
 		return s.State == StateUnavailable && strings.Contains(s.Reason, "exited with status 2")
 	})
-	e := run(t, g, `try { await tools.db.echo({s: 'x'}); return 'sent' } catch (e) { return [e.name, e.code, e.message] }`, 10*time.Second)
+	e = run(t, g, `try { await tools.db.echo({s: 'x'}); return 'sent' } catch (e) { return [e.name, e.code, e.message] }`, 10*time.Second)
 	wantStatus(t, e, wire.StatusReturned)
 	var refusal []string
 	_ = json.Unmarshal(e.Value, &refusal)

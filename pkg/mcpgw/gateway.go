@@ -39,6 +39,10 @@ type Options struct {
 	// LookupEnv reads the gateway's environment for what stdio servers
 	// inherit (envpolicy.go); nil: os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+	// OnEnding, if set, is told of each ending run_js or wait_js is about
+	// to answer with, before the answer is built (for `run-js-server bench`,
+	// which times end frame → response). It must not block.
+	OnEnding func(*worker.Ending)
 }
 
 // Gateway connects to the downstream servers of a Config, keeps their
@@ -63,6 +67,12 @@ type Gateway struct {
 
 	watch catalogWatch // the MCP servers told when the catalog changes (catalogwatch.go)
 
+	// The catalog as runs get it, prepared once (wire.NewCatalog) for the
+	// catalog and the servers' states it was made from: a run's cost does
+	// not grow with the catalog. Under mu.
+	prepared       *wire.Catalog
+	preparedStates []wire.ServerState
+
 	// httpLimits is set when the gateway is served over HTTP (NewHTTPServer), for server_info.
 	httpLimits atomic.Pointer[httpLimitsReport]
 }
@@ -76,7 +86,16 @@ func New(cfg *Config, opts Options) (*Gateway, error) {
 	if opts.LookupEnv == nil {
 		opts.LookupEnv = os.LookupEnv
 	}
-	l, err := worker.NewLauncher(opts.Worker)
+	log := opts.Log
+	wcfg := opts.Worker
+	if wcfg.OnBreach == nil {
+		// The ending went at the end frame; what a worker does after it
+		// cannot change it, so it is logged here and counted (server_info).
+		wcfg.OnBreach = func(runID, rule, detail string) {
+			log.Warn("worker broke the protocol after its run's ending was given; the ending stands, the worker was killed", "run", runID, "rule", rule, "detail", detail)
+		}
+	}
+	l, err := worker.NewLauncher(wcfg)
 	if err != nil {
 		return nil, err
 	}
@@ -178,6 +197,7 @@ func (g *Gateway) ProbeConfinement(ctx context.Context) error {
 // reaps it), stops the spare workers and disconnects every server.
 func (g *Gateway) Close() {
 	g.scripts.stopAll("the gateway is shutting down")
+	g.slots.awaitReaped() // runs answered at their end frame may still be exiting
 	g.launcher.Close()
 	var wg sync.WaitGroup
 	for _, d := range g.servers {
@@ -201,6 +221,8 @@ func (g *Gateway) serverChanged(tools bool) {
 		g.invalidate()
 	}
 	g.watch.changed(g)
+	// The spares are sent the catalog as it now is, ahead of the next run.
+	go func() { _, _ = g.runCatalog() }()
 }
 
 // Catalog returns the authorized tools of every ready server, in the order
@@ -242,6 +264,64 @@ func (g *Gateway) catalogState() ([]wire.Tool, *argsValidator, []schemaProblem) 
 		g.stale = false
 	}
 	return g.catalog, g.validator, g.problems
+}
+
+// runCatalog is the catalog a run gets: the tools, and the configured
+// servers that have none and are not ready (a call to one is refused
+// server_unavailable with its reason, not unknown_server). It is prepared
+// again only when the tools or those servers' states changed.
+func (g *Gateway) runCatalog() (*wire.Catalog, error) {
+	catalog, _, _ := g.catalogState()
+	states := make([]wire.ServerState, 0, len(g.order))
+	for _, name := range g.order {
+		d := g.servers[name]
+		d.mu.Lock()
+		st := wire.ServerState{Name: name, State: string(d.state), Reason: d.reason}
+		if d.state == StateStarting {
+			st.Reason = fmt.Sprintf("still starting (its start may take up to %s)", d.cfg.StartTimeout)
+			if d.reason != "" {
+				st.Reason += "; its last attempt: " + d.reason
+			}
+		}
+		d.mu.Unlock()
+		st.Reason = d.scrub(st.Reason)
+		states = append(states, st)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.prepared != nil && slices.Equal(g.preparedStates, states) && sameTools(g.prepared.Tools(), catalog) {
+		return g.prepared, nil
+	}
+	cat, err := wire.NewCatalog(catalog, states)
+	if err != nil {
+		return nil, err
+	}
+	g.prepared, g.preparedStates = cat, states
+	// New spares hold it; spares holding an older one are replaced.
+	g.launcher.SetCatalog(cat)
+	return cat, nil
+}
+
+// pokeNeverListed asks each server that has never listed its tools and is
+// unavailable for another attempt (after its backoff). A program's call to
+// one is refused in its worker, which cannot ask as a call that reached the
+// parent did; a run's start asks instead.
+func (g *Gateway) pokeNeverListed() {
+	for _, name := range g.order {
+		d := g.servers[name]
+		d.mu.Lock()
+		neverListed := len(d.tools) == 0 && d.state == StateUnavailable
+		d.mu.Unlock()
+		if neverListed {
+			d.poke()
+		}
+	}
+}
+
+// sameTools reports whether a and b are the same catalog (the one slice
+// catalogState keeps until it rebuilds it).
+func sameTools(a, b []wire.Tool) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // Call performs one call of a program in one step: Admit, then its
@@ -349,13 +429,17 @@ func (g *Gateway) send(ctx context.Context, d *downstream, session *mcp.ClientSe
 		}
 		return worker.Fail(wire.CodeCallFailed, fmt.Sprintf("%s: the server answered with an error; the call may have taken effect: %s", name, d.scrub(err.Error())))
 	}
-	var b []byte
 	if sink.raw != nil {
-		b, err = normalizeRaw(sink.raw)
+		// A large answer from a stdio server: its members go to the worker
+		// from the line as read, never copied again.
+		content, sc, isError, err := rawMembers(sink.raw)
 		sink.raw = nil
-	} else {
-		b, err = normalizeResult(res)
+		if err != nil {
+			return worker.Fail(wire.CodeCallFailed, fmt.Sprintf("tools.%s.%s: the call took effect, but its answer is not a tool's result: %v", c.Server, c.Tool, err))
+		}
+		return worker.AnswerSpliced(content, sc, isError)
 	}
+	b, err := normalizeResult(res)
 	if err != nil {
 		return worker.Fail(wire.CodeCallFailed, fmt.Sprintf("tools.%s.%s: the call took effect, but its answer is not a tool's result: %v", c.Server, c.Tool, err))
 	}
@@ -398,7 +482,7 @@ func (g *Gateway) Run(ctx context.Context, req RunRequest) (*worker.Ending, erro
 // worker.ErrBadRequest (a bad program or limit; nothing ran), ErrBusy or
 // worker.ErrSpawn.
 func (g *Gateway) Start(ctx context.Context, req RunRequest) (r *worker.Run, err error) {
-	if !g.slots.take() {
+	if !g.slots.take(ctx) {
 		return nil, fmt.Errorf("%w: %d programs are running on this server, its cap; nothing was started: wait for one to end", ErrBusy, g.slots.max)
 	}
 	defer func() { g.slots.started(r) }()
@@ -424,33 +508,82 @@ func (g *Gateway) Start(ctx context.Context, req RunRequest) (r *worker.Run, err
 	// yet: wait for them (each within its startTimeout), at most the run's
 	// own timeout; the run then has its whole timeout, from its start.
 	g.awaitFirstStarts(ctx, norm.Timeout())
-	catalog := g.Catalog()
-	return g.launcher.Start(ctx, worker.Request{RunID: req.ID, Code: req.Code, Input: req.Input, Catalog: catalog, Limits: limits, Admit: g.admitter(norm.MaxResultBytes)})
+	g.pokeNeverListed()
+	catalog, err := g.runCatalog()
+	if err != nil {
+		return nil, fmt.Errorf("%w: the catalog: %v", worker.ErrBadRequest, err)
+	}
+	return g.launcher.Start(ctx, worker.Request{RunID: req.ID, Code: req.Code, Input: req.Input, Tools: catalog, Limits: limits, Admit: g.admitter(norm.MaxResultBytes)})
 }
 
 // runSlots counts the programs a gateway runs at once, against max. A
 // program holds its slot until its ending can be seen (Run.Ending is not
-// nil), so a caller holding one ending may start another program at once.
-// Safe for concurrent use.
+// nil), so a caller holding one ending may start another program. Its
+// worker may still be exiting then (the ending is given at the end frame,
+// before the reaping): so that no more than max worker processes of runs
+// exist at once, a take that finds the cap reached only by such workers
+// waits for one to be reaped (about a millisecond; at most the grace, then
+// the kill) instead of refusing. Safe for concurrent use.
 type runSlots struct {
 	max int // MaxRunningPrograms; tests lower it
 
 	mu       sync.Mutex
-	runs     []*worker.Run // started; at most max, ended ones dropped by take
+	runs     []*worker.Run // started and not yet reaped; at most max
 	starting int           // slots taken by Starts not yet started
 }
 
-// take takes a slot for a Start, or reports false at the cap. Every take
-// that reports true is followed by one started.
-func (s *runSlots) take() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.runs = slices.DeleteFunc(s.runs, func(r *worker.Run) bool { return r.Ending() != nil })
-	if len(s.runs)+s.starting >= s.max {
+func reaped(r *worker.Run) bool {
+	select {
+	case <-r.Reaped():
+		return true
+	default:
 		return false
 	}
-	s.starting++
-	return true
+}
+
+// take takes a slot for a Start, or reports false at the cap (or when ctx
+// ends while it waits for a worker to be reaped). Every take that reports
+// true is followed by one started.
+func (s *runSlots) take(ctx context.Context) bool {
+	for {
+		s.mu.Lock()
+		s.runs = slices.DeleteFunc(s.runs, reaped)
+		running := s.starting
+		var exiting <-chan struct{}
+		for _, r := range s.runs {
+			if r.Ending() == nil {
+				running++
+			} else if exiting == nil {
+				exiting = r.Reaped()
+			}
+		}
+		if running >= s.max {
+			s.mu.Unlock()
+			return false
+		}
+		if len(s.runs)+s.starting < s.max {
+			s.starting++
+			s.mu.Unlock()
+			return true
+		}
+		s.mu.Unlock()
+		select {
+		case <-exiting:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// awaitReaped waits until every started run's worker has been reaped
+// (each wait bounded by the run's deadline, the grace and the kill).
+func (s *runSlots) awaitReaped() {
+	s.mu.Lock()
+	runs := slices.Clone(s.runs)
+	s.mu.Unlock()
+	for _, r := range runs {
+		<-r.Reaped()
+	}
 }
 
 // started hands the slot of a take to r, or frees it when r is nil (nothing

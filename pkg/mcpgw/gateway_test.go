@@ -36,7 +36,84 @@ func TestMain(m *testing.M) {
 		downstreamMode(os.Args[2])
 		os.Exit(0)
 	}
+	if len(os.Args) >= 2 && os.Args[1] == "--lingering-worker" {
+		lingeringWorker()
+	}
 	os.Exit(m.Run())
+}
+
+// lingeringWorker is a worker that ends its run at once and then does not
+// exit: its process is still there, being reaped, after its ending was
+// given, until the grace runs out and the parent kills it.
+func lingeringWorker() {
+	f := os.NewFile(worker.WorkerFD, "parent")
+	if wire.WriteFrame(f, wire.TypeHello, wire.Hello{Protocol: wire.ProtocolVersion, PID: os.Getpid()}, nil) != nil {
+		os.Exit(9)
+	}
+	r := wire.NewReader(f, wire.MaxStartFrame)
+	var start wire.Start
+	for {
+		fr, err := r.Next()
+		if err != nil {
+			os.Exit(8)
+		}
+		if fr.Type == wire.TypeStart && fr.Decode(&start) == nil {
+			break
+		}
+	}
+	if wire.WriteFrame(f, wire.TypeEnd, wire.End{RunID: start.RunID, Status: wire.StatusReturned}, []byte("1")) != nil {
+		os.Exit(9)
+	}
+	time.Sleep(time.Hour)
+	os.Exit(0)
+}
+
+// TestRunningCapCountsWorkersBeingReaped: the ending is given at the end
+// frame, before the worker is reaped; a worker still exiting counts against
+// the cap of running programs, and a run that finds the cap reached only by
+// such workers waits for one to be reaped instead of being refused. So
+// never more workers of runs exist than the cap.
+func TestRunningCapCountsWorkersBeingReaped(t *testing.T) {
+	cfg, err := ParseConfig("test", []byte(`{"mcpServers": {}}`), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := New(cfg, Options{Version: "test", Log: slog.New(slog.DiscardHandler),
+		Worker: worker.Config{Command: []string{os.Args[0], "--lingering-worker"}, Confinement: worker.ConfineOff, Grace: 400 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.Close)
+	g.slots.max = 1
+	a, err := g.Start(context.Background(), RunRequest{Code: "return 1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-a.Done():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the first run's ending was not given within 20 s of its end frame")
+	}
+	if e := a.Ending(); e.Status != wire.StatusReturned {
+		t.Fatalf("first run: %s", e.Text())
+	}
+	b, err := g.Start(context.Background(), RunRequest{Code: "return 2"})
+	if err != nil {
+		t.Fatalf("a run at the cap reached only by a worker being reaped was refused: %v", err)
+	}
+	select {
+	case <-a.Reaped():
+	default:
+		t.Fatal("the second run's worker was started while the first's still existed: more workers than the cap")
+	}
+	if err := syscall.Kill(a.PID(), 0); err == nil {
+		t.Fatalf("the first worker (pid %d) still exists after it was reaped", a.PID())
+	}
+	select {
+	case <-b.Reaped():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the second run's worker was not reaped within 20 s")
+	}
 }
 
 // downstreamMode serves one test downstream on stdio.

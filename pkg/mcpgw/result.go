@@ -127,37 +127,50 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// normalizeRaw is normalizeResult for a result's JSON as the server wrote it
-// (valid JSON: the connection checked the line), in one copy: its content
-// blocks go through as written, each checked to be an object with a string
-// "type"; structuredContent as written (null when absent); isError true or
-// false.
-func normalizeRaw(raw []byte) ([]byte, error) {
+// rawMembers takes a result's JSON as the server wrote it (valid JSON: the
+// connection checked the line) apart into the members of the shape every
+// program sees, as slices of it: its content blocks as written, each
+// checked to be an object with a string "type"; structuredContent as
+// written (null when absent); isError true or false.
+func rawMembers(raw []byte) (content, sc []byte, isError bool, err error) {
 	members, ok := jsonObjectMembers(raw)
 	if !ok {
-		return nil, errors.New("the result is not a JSON object")
+		return nil, nil, false, errors.New("the result is not a JSON object")
 	}
-	content := members["content"]
+	content = members["content"]
 	if len(content) == 0 || content[0] != '[' {
-		return nil, errors.New(`the result has no "content" array`)
+		return nil, nil, false, errors.New(`the result has no "content" array`)
 	}
 	for i, block := range jsonElements(content) {
 		m, ok := jsonObjectMembers(block)
 		if !ok || len(m["type"]) < 2 || m["type"][0] != '"' {
-			return nil, fmt.Errorf(`content[%d] is not an object with a "type"`, i)
+			return nil, nil, false, fmt.Errorf(`content[%d] is not an object with a "type"`, i)
 		}
 	}
-	sc := members["structuredContent"]
+	sc = members["structuredContent"]
 	if len(sc) == 0 {
 		sc = []byte("null")
 	}
-	isErr := members["isError"]
-	switch string(isErr) {
-	case "", "null":
-		isErr = []byte("false")
-	case "true", "false":
+	switch string(members["isError"]) {
+	case "", "null", "false":
+	case "true":
+		isError = true
 	default:
-		return nil, errors.New(`"isError" is not true or false`)
+		return nil, nil, false, errors.New(`"isError" is not true or false`)
+	}
+	return content, sc, isError, nil
+}
+
+// normalizeRaw is normalizeResult for a result's JSON as the server wrote
+// it, in one copy (rawMembers, joined).
+func normalizeRaw(raw []byte) ([]byte, error) {
+	content, sc, isError, err := rawMembers(raw)
+	if err != nil {
+		return nil, err
+	}
+	isErr := []byte("false")
+	if isError {
+		isErr = []byte("true")
 	}
 	b := make([]byte, 0, len(content)+len(sc)+len(isErr)+48)
 	b = append(b, `{"content":`...)

@@ -179,7 +179,7 @@ func stopScripts(list []*script, reason string) {
 	var wg sync.WaitGroup
 	for _, sc := range list {
 		wg.Add(1)
-		go func() { defer wg.Done(); sc.run.Stop(reason); sc.run.Wait() }()
+		go func() { defer wg.Done(); sc.run.Stop(reason); <-sc.run.Reaped() }()
 	}
 	wg.Wait()
 }
@@ -251,6 +251,9 @@ wait:
 // endingResult renders an ending once with its output; later, without. A
 // TypeScript program's positions point into its TypeScript.
 func (g *Gateway) endingResult(sc *script, e *worker.Ending) *mcp.CallToolResult {
+	if g.opts.OnEnding != nil {
+		g.opts.OnEnding(e)
+	}
 	if sc.endSeen.Swap(true) {
 		again := *e
 		again.Output = worker.OutputText{}

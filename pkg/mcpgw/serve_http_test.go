@@ -399,6 +399,11 @@ func TestHTTPIdleSessionStopsScripts(t *testing.T) {
 	if e := sc.run.Ending(); e.Status != wire.StatusStopped {
 		t.Fatalf("the idle session's program ended %s: %s", e.Status, e.Text())
 	}
+	select {
+	case <-sc.run.Reaped(): // the ending is given at the end frame; the reaping follows
+	case <-time.After(30 * time.Second):
+		t.Fatal("the idle session's worker was not reaped 30 s after its ending")
+	}
 	if err := syscall.Kill(sc.run.PID(), 0); err == nil {
 		t.Fatalf("worker %d still exists", sc.run.PID())
 	}

@@ -297,7 +297,11 @@ type serverInfoReport struct {
 	Tools      int           `json:"tools"`
 	Unchecked  []toolProblem `json:"toolsWithoutArgumentValidation,omitempty"`
 	Protection []protection  `json:"protections"`
-	Warnings   []string      `json:"warnings,omitempty"`
+	// BreachesAfterEnding counts the rules workers broke after their run's
+	// ending had been given (a frame after the end frame): logged, counted
+	// here, and the worker killed; the ending stands.
+	BreachesAfterEnding int64    `json:"workerBreachesAfterEnding"`
+	Warnings            []string `json:"warnings,omitempty"`
 }
 
 // limitsReport is the limits in force, each as a number in the unit its
@@ -391,6 +395,7 @@ func (g *Gateway) info() serverInfoReport {
 			HTTP: g.httpLimits.Load(),
 		},
 		Servers: g.Servers(), Tools: len(catalog), Protection: g.protections(), Warnings: g.cfg.Warnings,
+		BreachesAfterEnding: g.launcher.BreachesAfterEnding(),
 	}
 	for _, p := range problems {
 		in.Unchecked = append(in.Unchecked, toolProblem{Tool: p.Server + "." + p.Tool, Reason: p.Reason})

@@ -642,15 +642,29 @@ func skipSpace(b []byte, i int) int {
 // skipString returns the index just past the string starting at b[i] (a
 // quote), or -1 if it is not closed within b.
 func skipString(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
+	j := i + 1
+	for {
+		// The next quote, and the backslashes before it, each found by
+		// IndexByte many bytes at a time (a result's text can be
+		// megabytes); every byte is looked at once.
+		q := bytes.IndexByte(b[j:], '"')
+		if q < 0 {
+			return -1
 		}
+		q += j
+		k := j
+		for {
+			bs := bytes.IndexByte(b[k:q], '\\')
+			if bs < 0 {
+				return q + 1 // nothing escapes the quote at q: it closes
+			}
+			k += bs + 2 // the backslash and the byte it escapes
+			if k > q {
+				break // it escaped the quote at q
+			}
+		}
+		j = k
 	}
-	return -1
 }
 
 // skipValue returns the index just past the JSON value starting at b[i],

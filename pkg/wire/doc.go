@@ -14,6 +14,13 @@
 //	uint32  h        length of the header (h ≤ n-5)
 //	[h]byte header   a JSON object, the message's fields
 //	[n-5-h] payload  raw bytes whose meaning depends on the type (code, arguments,
-//	                 a result, output text, a returned value); raw so that large
-//	                 values are never escaped into a JSON string and copied again.
+//	                 a result, output text, a returned value, a catalog's
+//	                 sections); raw so that large values are never escaped into
+//	                 a JSON string and copied again.
+//
+// The headers of the frames sent once per call (call, result, output) are
+// encoded and decoded by hand (header.go), as strictly as encoding/json;
+// the others go through encoding/json. A run's catalog is prepared once
+// (catalog.go) and crosses as sections of bytes: a worker reads of it only
+// what its program asks for.
 package wire

@@ -21,6 +21,13 @@ const (
 	TypeOutput Type = 'O' // worker → parent: console output; payload is UTF-8 text
 	TypeStop   Type = 'X' // parent → worker: stop the run now
 	TypeEnd    Type = 'E' // worker → parent, once, last: the ending; payload is the returned value's JSON
+	// TypeCatalog: parent → worker: before start, to a spare, a catalog to
+	// hold for the run to come (its names); during a run, the answer to a
+	// tools request (ALL_TOOLS). The payload is its sections (see Start).
+	TypeCatalog Type = 'K'
+	// TypeToolsRequest: worker → parent, at most once a run: the program
+	// read ALL_TOOLS; the parent answers with a catalog frame holding it.
+	TypeToolsRequest Type = 'T'
 )
 
 func (t Type) String() string {
@@ -39,6 +46,10 @@ func (t Type) String() string {
 		return "stop"
 	case TypeEnd:
 		return "end"
+	case TypeCatalog:
+		return "catalog"
+	case TypeToolsRequest:
+		return "tools request"
 	}
 	return fmt.Sprintf("type 0x%02x", byte(t))
 }
@@ -62,6 +73,26 @@ func (f Frame) Size() int { return 4 + frameOverhead + len(f.Header) + len(f.Pay
 // object, and unknown fields and trailing data are errors (they mean the peer
 // speaks another version of the protocol).
 func (f Frame) Decode(v any) error {
+	var err error
+	switch m := v.(type) {
+	case *Call:
+		err = decodeCall(f.Header, m)
+	case *Result:
+		err = decodeResult(f.Header, m)
+	case *Output:
+		err = decodeOutput(f.Header, m)
+	default:
+		return f.decodeJSON(v)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %s header: %v", ErrBadFrame, f.Type, err)
+	}
+	return nil
+}
+
+// decodeJSON is Decode through encoding/json, for the headers of frames
+// sent once a run (hello, start, end, stop).
+func (f Frame) decodeJSON(v any) error {
 	if !isObject(f.Header) {
 		return fmt.Errorf("%w: %s header is not a JSON object", ErrBadFrame, f.Type)
 	}
@@ -93,6 +124,20 @@ func NewReader(r io.Reader, max int) *Reader {
 		panic("wire: NewReader needs a positive frame cap")
 	}
 	return &Reader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+}
+
+// HasFrame reports whether a whole frame is already buffered, so that Next
+// returns it without reading.
+func (r *Reader) HasFrame() bool {
+	if r.r.Buffered() < 4 {
+		return false // and Peek would read
+	}
+	b, err := r.r.Peek(4)
+	if err != nil || len(b) < 4 {
+		return false
+	}
+	n := uint64(binary.BigEndian.Uint32(b))
+	return uint64(r.r.Buffered()) >= 4+n
 }
 
 // Next reads one frame. At a clean end of stream it returns io.EOF; a stream
@@ -166,7 +211,7 @@ func Split(b []byte, max int) (f Frame, n, need int, err error) {
 // Known reports whether t is one of the Type constants.
 func (t Type) Known() bool {
 	switch t {
-	case TypeHello, TypeStart, TypeCall, TypeResult, TypeOutput, TypeStop, TypeEnd:
+	case TypeHello, TypeStart, TypeCall, TypeResult, TypeOutput, TypeStop, TypeEnd, TypeCatalog, TypeToolsRequest:
 		return true
 	}
 	return false
@@ -176,22 +221,42 @@ func (t Type) Known() bool {
 // "{}"), payload is copied as is. It fails only if hdr cannot be encoded or
 // the frame would not fit the 32-bit length.
 func AppendFrame(dst []byte, t Type, hdr any, payload []byte) ([]byte, error) {
-	h := []byte("{}")
-	if hdr != nil {
-		var err error
-		if h, err = json.Marshal(hdr); err != nil {
-			return dst, fmt.Errorf("wire: encode %s header: %w", t, err)
-		}
+	dst, err := AppendFrameHead(dst, t, hdr, len(payload))
+	if err != nil {
+		return dst, err
 	}
-	n := uint64(frameOverhead) + uint64(len(h)) + uint64(len(payload))
-	if n > 1<<32-1 {
-		return dst, fmt.Errorf("%w: %s frame of %d bytes does not fit the length field", ErrFrameTooLarge, t, n)
-	}
-	dst = binary.BigEndian.AppendUint32(dst, uint32(n))
-	dst = append(dst, byte(t))
-	dst = binary.BigEndian.AppendUint32(dst, uint32(len(h)))
-	dst = append(dst, h...)
 	return append(dst, payload...), nil
+}
+
+// AppendFrameHead is AppendFrame without the payload: it appends the length
+// fields (counting a payload of payloadLen bytes) and the header, for a
+// writer that sends the payload from where it lies.
+func AppendFrameHead(dst []byte, t Type, hdr any, payloadLen int) ([]byte, error) {
+	at := len(dst)
+	// The header is written in place, after room for the two length fields.
+	dst = append(dst, 0, 0, 0, 0, byte(t), 0, 0, 0, 0)
+	var ok bool
+	switch {
+	case hdr == nil:
+		dst, ok = append(dst, "{}"...), true
+	default:
+		dst, ok = appendHeader(dst, hdr)
+	}
+	if !ok {
+		h, err := json.Marshal(hdr)
+		if err != nil {
+			return dst[:at], fmt.Errorf("wire: encode %s header: %w", t, err)
+		}
+		dst = append(dst, h...)
+	}
+	hlen := len(dst) - at - 4 - frameOverhead
+	n := uint64(frameOverhead) + uint64(hlen) + uint64(payloadLen)
+	if n > 1<<32-1 {
+		return dst[:at], fmt.Errorf("%w: %s frame of %d bytes does not fit the length field", ErrFrameTooLarge, t, n)
+	}
+	binary.BigEndian.PutUint32(dst[at:], uint32(n))
+	binary.BigEndian.PutUint32(dst[at+5:], uint32(hlen))
+	return dst, nil
 }
 
 // WriteFrame writes one frame to w in a single Write call.

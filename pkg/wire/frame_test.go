@@ -20,7 +20,7 @@ import (
 // allTypes is every frame type the protocol defines.
 var allTypes = []wire.Type{
 	wire.TypeHello, wire.TypeStart, wire.TypeCall, wire.TypeResult,
-	wire.TypeOutput, wire.TypeStop, wire.TypeEnd,
+	wire.TypeOutput, wire.TypeStop, wire.TypeEnd, wire.TypeCatalog, wire.TypeToolsRequest,
 }
 
 // watchdogTimeout bounds every read that could block if a guard failed.
@@ -157,7 +157,7 @@ func roundTripHeaders(t *testing.T) []headerCase {
 	start := wire.Start{
 		Protocol: wire.ProtocolVersion, RunID: "run-1",
 		Limits:  wire.Limits{TimeoutMs: 1000, MemoryBytes: 8 << 20},
-		Catalog: []wire.Tool{{Server: "s", Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)}},
+		Catalog: wire.StartCatalog{Names: 4, All: 10, Servers: []wire.ServerState{{Name: "gh", State: "unavailable", Reason: "exited"}}},
 		Input:   json.RawMessage(`{"k":[1,2,3]}`),
 	}
 	return []headerCase{
@@ -439,7 +439,7 @@ func TestAppendFrameErrors(t *testing.T) {
 func TestTypeString(t *testing.T) {
 	names := map[wire.Type]string{
 		wire.TypeHello: "hello", wire.TypeStart: "start", wire.TypeCall: "call", wire.TypeResult: "result",
-		wire.TypeOutput: "output", wire.TypeStop: "stop", wire.TypeEnd: "end",
+		wire.TypeOutput: "output", wire.TypeStop: "stop", wire.TypeEnd: "end", wire.TypeCatalog: "catalog", wire.TypeToolsRequest: "tools request",
 	}
 	for typ, name := range names {
 		if !typ.Known() || typ.String() != name {

@@ -5,8 +5,9 @@ import "encoding/json"
 // ProtocolVersion is sent in hello and start. A worker built from another
 // version of this package is refused with a message saying to rebuild.
 // Version 2: hello comes after the worker has confined itself and says what
-// it applied.
-const ProtocolVersion = 2
+// it applied. Version 3: the start frame carries the catalog as sections of
+// its payload (StartCatalog), not as JSON in its header.
+const ProtocolVersion = 3
 
 // Hello is the worker's first frame: it proves the process is a worker of
 // this protocol before any run is trusted to it. A worker sends it once it
@@ -69,13 +70,36 @@ type Tool struct {
 	Annotations  json.RawMessage `json:"annotations,omitempty"`
 }
 
-// Start begins the run. Its payload is the program's source, UTF-8.
+// Start begins the run. Its payload is the catalog's names section
+// (Catalog.Names bytes), then its ALL_TOOLS section (Catalog.All bytes,
+// JSON; the parent sends none: a worker asks for ALL_TOOLS with a tools
+// request if its program reads it), then the program's source, UTF-8: the
+// worker keeps the catalog as bytes and reads of it only what the program
+// asks for.
 type Start struct {
 	Protocol int             `json:"protocol"`
 	RunID    string          `json:"runId"`
 	Limits   Limits          `json:"limits"`
-	Catalog  []Tool          `json:"catalog"`
+	Catalog  StartCatalog    `json:"catalog"`
 	Input    json.RawMessage `json:"input,omitempty"`
+}
+
+// StartCatalog says how the start frame's payload holds the catalog, or
+// (Held) that the worker holds it from a catalog frame. A catalog frame's
+// header is a StartCatalog too, its payload the two sections.
+type StartCatalog struct {
+	// Version names the catalog (Catalog.Version): a start that says Held
+	// names the version the worker must hold.
+	Version uint64 `json:"version,omitempty"`
+	// Held: the sections are not in this start frame; the worker runs with
+	// the catalog of the last catalog frame it was sent, which must be
+	// Version.
+	Held  bool `json:"held,omitempty"`
+	Names int  `json:"names"` // bytes of the names section (see Catalog.Names)
+	All   int  `json:"all"`   // bytes of the ALL_TOOLS section after it
+	// Servers are the configured servers without tools in the catalog, not
+	// ready, with their state and reason.
+	Servers []ServerState `json:"servers,omitempty"`
 }
 
 // Call is a tool call the program made. Its payload is the arguments' JSON.

@@ -295,8 +295,9 @@ func liar() {
 	f := os.NewFile(WorkerFD, "parent")
 	_ = wire.WriteFrame(f, wire.TypeHello, wire.Hello{Protocol: wire.ProtocolVersion, PID: os.Getpid()}, nil)
 	fr, err := wire.NewReader(f, wire.MaxStartFrame).Next()
-	if err == nil {
-		fmt.Fprintf(os.Stderr, "received the program: %s\n", fr.Payload)
+	var start wire.Start
+	if err == nil && fr.Decode(&start) == nil && start.Catalog.Names+start.Catalog.All <= len(fr.Payload) {
+		fmt.Fprintf(os.Stderr, "received the program: %s\n", fr.Payload[start.Catalog.Names+start.Catalog.All:])
 	}
 	os.Exit(0)
 }

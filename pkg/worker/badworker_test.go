@@ -134,10 +134,34 @@ func badWorker(mode string) {
 		}
 		hang()
 	case "frame-after-end":
+		// The end and a frame after it in one write: the parent reads them
+		// together and checks both before it gives the ending.
+		hello()
+		readStart()
+		endF, _ := wire.AppendFrame(nil, wire.TypeEnd, wire.End{RunID: start.RunID, Status: wire.StatusReturned}, []byte("1"))
+		late, _ := wire.AppendFrame(endF, wire.TypeOutput, wire.Output{}, []byte("late"))
+		if _, err := f.Write(late); err != nil {
+			os.Exit(9)
+		}
+		hang()
+	case "frame-after-end-later":
+		// A frame well after the end: the ending has been given by then.
 		hello()
 		readStart()
 		end(`1`)
+		time.Sleep(300 * time.Millisecond)
 		send(wire.TypeOutput, wire.Output{}, []byte("late"))
+		hang()
+	case "tools-request-twice":
+		hello()
+		readStart()
+		send(wire.TypeToolsRequest, nil, nil)
+		send(wire.TypeToolsRequest, nil, nil)
+		hang()
+	case "tools-request-with-payload":
+		hello()
+		readStart()
+		send(wire.TypeToolsRequest, nil, []byte("give me more"))
 		hang()
 	case "end-claims-crashed":
 		hello()

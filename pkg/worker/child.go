@@ -2,6 +2,7 @@ package worker
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -43,15 +44,24 @@ func ChildMain(fd int) {
 		exit(exitNotStarted)
 	}
 	// Nothing but stdin, stdout, stderr and the socket: close whatever a
-	// careless parent may have leaked.
-	closeInherited(fd)
+	// careless parent may have leaked (fds_linux.go's constructor did,
+	// before the Go runtime started, where close_range exists).
+	if !closedEarly(fd) {
+		closeInherited(fd)
+	}
 
 	h := &childHost{fd: fd, max: wire.MaxStartFrame}
 
 	// Everything that does not depend on the run happens before its start
 	// frame is read: for a spare worker, while nobody is waiting.
+	warmed := make(chan struct{})
+	go func() { // beside the engine's setup, on the other core
+		warmJSON()
+		prepareConfinement()
+		close(warmed)
+	}()
 	prep := jsrt.Prepare()
-	warmJSON()
+	<-warmed
 
 	// Confine before anything from the parent is read, and say in hello
 	// what was applied (confine_linux.go).
@@ -66,15 +76,36 @@ func ChildMain(fd int) {
 		exit(exitConfinement) // strict, and a layer is missing: hello says which
 	}
 
+	// A spare may be sent the catalog to hold before its start: it is kept
+	// as received (the frame's bytes are never written over: see below).
 	var frame wire.Frame
+	var held *wire.Catalog
+	var heldVersion uint64
 	for {
 		f, ok := h.next()
-		if ok {
+		if !ok {
+			h.recv(true)
+			continue
+		}
+		if f.Type != wire.TypeCatalog {
 			frame = f
 			break
 		}
-		h.recv(true)
+		var hc wire.StartCatalog
+		if err := f.Decode(&hc); err != nil {
+			die(exitBadStart, "catalog frame: %v", err)
+		}
+		if hc.Held || hc.Names < 0 || hc.All < 0 || hc.Names+hc.All != len(f.Payload) {
+			die(exitBadStart, "catalog frame: sections of %d and %d bytes in a payload of %d", hc.Names, hc.All, len(f.Payload))
+		}
+		p := f.Payload
+		held = wire.ReceivedCatalog(p[:hc.Names:hc.Names], p[hc.Names:], hc.Servers)
+		heldVersion = hc.Version
 	}
+	// The start frame's buffer now belongs to the run (the catalog stays
+	// in it); what came after it moves to a buffer of its own, so that
+	// compacting h.in never writes over the catalog.
+	h.in, h.off = append([]byte(nil), h.in[h.off:]...), 0
 	received := time.Now()
 	tv := unix.NsecToTimeval(waitTick.Nanoseconds())
 	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
@@ -96,12 +127,26 @@ func ChildMain(fd int) {
 	}
 	h.runID = start.RunID
 	h.max = limits.ResultFrameCap()
+	sc := start.Catalog
+	if sc.Names < 0 || sc.All < 0 || sc.Names+sc.All > len(frame.Payload) {
+		die(exitBadStart, "start frame: catalog sections of %d and %d bytes in a payload of %d", sc.Names, sc.All, len(frame.Payload))
+	}
+	p := frame.Payload
+	// The catalog stays in the frame's buffer, as received: the program
+	// reads of it only what it uses.
+	catalog := wire.ReceivedCatalog(p[:sc.Names:sc.Names], p[sc.Names:sc.Names+sc.All:sc.Names+sc.All], sc.Servers)
+	if sc.Held {
+		if held == nil || heldVersion != sc.Version {
+			die(exitBadStart, "start frame: the parent says this worker holds catalog %d; it holds %d", sc.Version, heldVersion)
+		}
+		catalog = held
+	}
 
 	spec := jsrt.Spec{
 		RunID:    start.RunID,
-		Code:     string(frame.Payload),
+		Code:     string(p[sc.Names+sc.All:]),
 		Input:    start.Input,
-		Catalog:  start.Catalog,
+		Catalog:  catalog,
 		Limits:   limits,
 		Deadline: received.Add(limits.Timeout()),
 	}
@@ -153,12 +198,8 @@ func closeInherited(socket int) {
 // run now, before the start frame, instead of on the run's first frames.
 func warmJSON() {
 	var start wire.Start
-	_ = wire.Frame{Header: []byte(`{"protocol":1,"limits":{},"catalog":[{"server":"s","name":"t","inputSchema":{}}]}`)}.Decode(&start)
-	var res wire.Result
-	_ = wire.Frame{Header: []byte(`{"id":1,"outcome":"ok"}`)}.Decode(&res)
-	for _, hdr := range []any{wire.Call{}, wire.Output{}, wire.End{Error: &wire.ErrorInfo{}}} {
-		_, _ = wire.AppendFrame(nil, wire.TypeCall, hdr, nil)
-	}
+	_ = wire.Frame{Header: []byte(`{"protocol":1,"limits":{},"catalog":{"names":0,"all":0,"servers":[{"name":"s","state":"x","reason":"y"}]}}`)}.Decode(&start)
+	_, _ = wire.AppendFrame(nil, wire.TypeEnd, wire.End{Error: &wire.ErrorInfo{}}, nil)
 }
 
 // exit ends the worker process at once with exit_group(2): nothing is
@@ -200,9 +241,11 @@ type childHost struct {
 	text     []byte // output text not yet framed
 	textSkip int64  // skip of the output frame being built
 
-	in       []byte // bytes read, not yet framed
-	rbuf     []byte // what one recv reads into
+	in       []byte // bytes read; in[off:] not yet framed
+	off      int
 	events   []jsrt.Event
+	tools    toolsState // the tools request (at most one a run)
+	allTools []byte     // ALL_TOOLS's JSON, once the parent answered it
 	stopped  bool
 	lastPoll time.Time
 }
@@ -319,6 +362,9 @@ func (h *childHost) Wait(deadline time.Time) []jsrt.Event {
 	h.flushOutput()
 	h.flush()
 	h.mu.Unlock()
+	if len(h.events) == 0 {
+		h.compact()
+	}
 	for len(h.events) == 0 {
 		if !time.Now().Before(deadline) {
 			return nil
@@ -329,6 +375,66 @@ func (h *childHost) Wait(deadline time.Time) []jsrt.Event {
 	h.events = nil
 	return evs
 }
+
+// compact moves what is not yet framed to the front of h.in, so that its
+// room is used again. Only Wait calls it, and only with no event pending:
+// then every earlier event's payload has been settled (the runtime asks for
+// more only after settling what it was given) and nothing points into h.in.
+func (h *childHost) compact() {
+	if h.off > 0 {
+		n := copy(h.in, h.in[h.off:])
+		h.in = h.in[:n]
+		h.off = 0
+	}
+}
+
+// AllTools asks the parent for ALL_TOOLS's JSON (the program read it) and
+// waits for it, until the deadline or a stop; what else arrives meanwhile
+// waits as events. A catalog may be larger than a result: the frame cap is
+// the start frame's while it is awaited.
+func (h *childHost) AllTools(deadline time.Time) ([]byte, error) {
+	switch h.tools {
+	case toolsGot:
+		// Handed over once already; the prelude asks again only if it
+		// could not hold it (out of memory).
+		return nil, errors.New("it was read once and could not be kept (out of memory?)")
+	case toolsGaveUp:
+		return nil, errors.New("the run is ending")
+	}
+	h.tools = toolsAwaited
+	h.mu.Lock()
+	h.flushOutput()
+	h.queueFrame(wire.TypeToolsRequest, nil, nil)
+	h.flush()
+	h.mu.Unlock()
+	capped := h.max
+	h.max = max(h.max, wire.MaxStartFrame)
+	defer func() { h.max = capped }()
+	for h.tools != toolsGot {
+		if h.stopped {
+			h.tools = toolsGaveUp
+			return nil, errors.New("the run is stopping")
+		}
+		if !time.Now().Before(deadline) {
+			h.tools = toolsGaveUp
+			return nil, errors.New("the run's deadline passed")
+		}
+		h.read(true) // returns at least every waitTick
+	}
+	all := h.allTools
+	h.allTools = nil // the engine has it now; h.in may be compacted later
+	return all, nil
+}
+
+// toolsState is where a worker's tools request stands.
+type toolsState uint8
+
+const (
+	toolsNone    toolsState = iota // not asked
+	toolsAwaited                   // asked; AllTools waits for the answer
+	toolsGot                       // answered
+	toolsGaveUp                    // asked, and the run ended first
+)
 
 // read reads what the parent sent (blocking until something arrives or the
 // receive timeout passes, or not at all) and turns whole frames into events.
@@ -349,6 +455,17 @@ func (h *childHost) read(block bool) {
 		case wire.TypeStop:
 			h.stopped = true
 			ev.Stop = true
+		case wire.TypeCatalog:
+			var hc wire.StartCatalog
+			if err := f.Decode(&hc); err != nil || hc.Names != 0 || hc.All != len(f.Payload) || h.tools == toolsNone || h.tools == toolsGot {
+				die(exitParentGone, "unexpected catalog frame from the parent")
+			}
+			if h.tools == toolsAwaited {
+				// It aliases h.in, which only Wait compacts: AllTools hands
+				// it to the engine (a copy) before the runtime waits again.
+				h.allTools, h.tools = f.Payload, toolsGot
+			}
+			continue // toolsGaveUp: the run is ending; dropped
 		default:
 			die(exitParentGone, "unexpected %s frame from the parent", f.Type)
 		}
@@ -356,17 +473,25 @@ func (h *childHost) read(block bool) {
 	}
 }
 
+// recvRoom: recv reads into h.in's spare room, made at least this large.
+const recvRoom = 64 << 10
+
 // recv reads once from the socket into h.in, blocking or not. A parent that
 // closed the socket ends the process: there is nobody left to report to.
+// When h.in lacks room it moves to a new buffer (never in place: events
+// may still point into the old one).
 func (h *childHost) recv(block bool) {
 	flags := unix.MSG_DONTWAIT
 	if block {
 		flags = 0
 	}
-	if h.rbuf == nil {
-		h.rbuf = make([]byte, 64<<10)
+	if cap(h.in)-len(h.in) < recvRoom/4 {
+		rest := h.in[h.off:]
+		b := make([]byte, len(rest), len(rest)+recvRoom)
+		copy(b, rest)
+		h.in, h.off = b, 0
 	}
-	n, _, err := unix.Recvfrom(h.fd, h.rbuf, flags)
+	n, _, err := unix.Recvfrom(h.fd, h.in[len(h.in):cap(h.in)], flags)
 	switch {
 	case err == unix.EAGAIN || err == unix.EINTR:
 		return
@@ -375,19 +500,20 @@ func (h *childHost) recv(block bool) {
 	case n == 0:
 		exit(exitParentGone)
 	}
-	h.in = append(h.in, h.rbuf[:n]...)
+	h.in = h.in[:len(h.in)+n]
 }
 
 // next takes the next whole frame off h.in; when a frame has begun, it reads
-// the rest of it at once. The frame does not alias h.in.
+// the rest of it at once. The frame aliases h.in, which is appended to but
+// never written over until Wait compacts it.
 func (h *childHost) next() (wire.Frame, bool) {
-	f, used, need, err := wire.Split(h.in, h.max)
+	f, used, need, err := wire.Split(h.in[h.off:], h.max)
 	if err != nil {
 		die(exitParentGone, "frame from parent: %v", err)
 	}
-	if used == 0 && need > len(h.in) {
+	if used == 0 && need > len(h.in)-h.off {
 		h.fill(need) // the parent is sending it: a large result or start
-		f, used, _, err = wire.Split(h.in, h.max)
+		f, used, _, err = wire.Split(h.in[h.off:], h.max)
 		if err != nil {
 			die(exitParentGone, "frame from parent: %v", err)
 		}
@@ -395,18 +521,18 @@ func (h *childHost) next() (wire.Frame, bool) {
 	if used == 0 {
 		return wire.Frame{}, false
 	}
-	// The frame keeps aliasing these bytes: the rest goes to a new buffer.
-	h.in = append([]byte(nil), h.in[used:]...)
+	h.off += used
 	return f, true
 }
 
-// fill reads, blocking, until h.in holds need bytes: the rest of a frame the
-// parent has begun to send. The buffer has one byte more, a NUL, so that a
-// result's JSON at the end of the frame is parsed where it lies (see
-// jsrt.Event.Payload).
+// fill reads, blocking, until h.in[h.off:] holds need bytes: the rest of a
+// frame the parent has begun to send. The frame gets a buffer of its own
+// with one byte more, a NUL, so that a result's JSON at the end of the
+// frame is parsed where it lies (see jsrt.Event.Payload).
 func (h *childHost) fill(need int) {
-	b := make([]byte, len(h.in), need+1)
-	copy(b, h.in)
+	rest := h.in[h.off:]
+	b := make([]byte, len(rest), need+1)
+	copy(b, rest)
 	for len(b) < need {
 		n, err := unix.Read(h.fd, b[len(b):need])
 		if err == unix.EINTR || err == unix.EAGAIN {
@@ -417,5 +543,5 @@ func (h *childHost) fill(need int) {
 		}
 		b = b[:len(b)+n]
 	}
-	h.in = b
+	h.in, h.off = b, 0
 }

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/run-js-server/run-js-server/pkg/wire"
 )
@@ -18,6 +19,9 @@ type Ending struct {
 	DurationMs int64           `json:"durationMs"`
 	// PeakMemoryKiB is the worker's peak resident set, as it reported it.
 	PeakMemoryKiB int64 `json:"peakMemoryKiB,omitempty"`
+	// EndFrameAt is when the parent had checked the worker's end frame
+	// (zero when the run ended without one): the ending is given from then.
+	EndFrameAt time.Time `json:"-"`
 	// Crash names the rule a crashed worker broke, or how it died.
 	Crash *Crash `json:"crash,omitempty"`
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/run-js-server/run-js-server/pkg/wire"
@@ -31,8 +33,26 @@ type Launcher struct {
 	filling int // replacements being spawned
 	closed  bool
 
+	catalog *wire.Catalog // what new spares are sent to hold (SetCatalog)
+
 	report       *wire.Confinement // the latest worker's, from its hello
 	parentLimits string            // the rlimits set on that worker at start
+
+	breaches atomic.Int64 // rules broken after an ending was given
+}
+
+// BreachesAfterEnding counts the rules workers of this Launcher broke after
+// their run's ending had been given (a frame after the end frame, a
+// forbidden system call on the way out): the ending is given at the end
+// frame, so these can no longer change it, and are logged and counted
+// instead (Config.OnBreach).
+func (l *Launcher) BreachesAfterEnding() int64 { return l.breaches.Load() }
+
+func (l *Launcher) breach(runID string, v *violation) {
+	l.breaches.Add(1)
+	if l.cfg.OnBreach != nil {
+		l.cfg.OnBreach(runID, string(v.Rule), v.Error())
+	}
 }
 
 // ErrClosed: the Launcher was closed.
@@ -115,13 +135,19 @@ func (l *Launcher) Start(ctx context.Context, req Request) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Run{id: req.RunID, pid: p.cmd.Process.Pid, stopc: make(chan string, 1), done: make(chan struct{})}
+	r := &Run{id: req.RunID, pid: p.cmd.Process.Pid, stopc: make(chan string, 1), done: make(chan struct{}), reaped: make(chan struct{})}
 	s := newSupervisor(ctx, l.cfg, req, p, r.stopc)
 	s.onHello = l.record
+	s.onEnding = func(e *Ending) { r.ending = e; close(r.done) }
+	s.onBreach = l.breach
 	r.s = s
 	go func() {
-		r.ending = s.run()
-		close(r.done)
+		e := s.run()
+		if !s.published {
+			r.ending = e
+			close(r.done)
+		}
+		close(r.reaped)
 		l.refill()
 	}()
 	return r, nil
@@ -152,7 +178,8 @@ func (l *Launcher) take() (*proc, error) {
 }
 
 // refill spawns replacements, in the background, until spares and spawns in
-// progress reach cfg.Spares.
+// progress reach cfg.Spares. Each is sent the current catalog to hold
+// (SetCatalog) before it becomes a spare.
 func (l *Launcher) refill() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -160,12 +187,27 @@ func (l *Launcher) refill() {
 		l.filling++
 		go func() {
 			p, err := spawn(l.cfg)
-			l.mu.Lock()
-			l.filling--
-			if err == nil && !l.closed {
-				l.spares = append(l.spares, p)
-				p = nil
+			for err == nil {
+				// Until it holds the catalog current when it is added (one
+				// set meanwhile is sent too: the worker keeps the last).
+				l.mu.Lock()
+				want := l.catalog
+				if want == p.catalog || l.closed || l.cfg.Confinement == ConfineStrict {
+					if !l.closed {
+						l.spares = append(l.spares, p)
+						p = nil
+					}
+					break // still locked
+				}
+				l.mu.Unlock()
+				if err = sendCatalog(p, want); err == nil {
+					p.catalog = want
+				}
 			}
+			if err != nil {
+				l.mu.Lock()
+			}
+			l.filling--
 			l.mu.Unlock()
 			if p != nil {
 				p.discard()
@@ -174,6 +216,53 @@ func (l *Launcher) refill() {
 			// directly and reports the error to its caller.
 		}()
 	}
+}
+
+// catalogSendWait bounds writing a catalog to a spare that is starting
+// (it reads it once it has confined itself: milliseconds).
+const catalogSendWait = 10 * time.Second
+
+// sendCatalog writes cat to a fresh worker, to hold for its run. Under
+// strict confinement nothing is sent before the worker's hello has passed
+// its check, so spares are not sent catalogs then (their start carries it).
+func sendCatalog(p *proc, cat *wire.Catalog) error {
+	names := cat.Names() // ALL_TOOLS only if a program reads it
+	head, err := wire.AppendFrameHead(nil, wire.TypeCatalog, wire.StartCatalog{Version: cat.Version(), Names: len(names), Servers: cat.Servers()}, len(names))
+	if err != nil {
+		return err
+	}
+	_ = p.conn.SetWriteDeadline(time.Now().Add(catalogSendWait))
+	bufs := net.Buffers{head, names}
+	_, err = bufs.WriteTo(p.conn)
+	return err
+}
+
+// SetCatalog makes cat the catalog new spares are sent to hold, so that a
+// run with it starts without sending it (its cost is paid while the spare
+// waits, not by the run). Spares that hold another are replaced. Runs with
+// another catalog still work: their start frame carries it.
+func (l *Launcher) SetCatalog(cat *wire.Catalog) {
+	l.mu.Lock()
+	if l.catalog == cat || l.closed {
+		l.mu.Unlock()
+		return
+	}
+	l.catalog = cat
+	var stale []*proc
+	keep := l.spares[:0]
+	for _, p := range l.spares {
+		if p.catalog != cat {
+			stale = append(stale, p)
+		} else {
+			keep = append(keep, p)
+		}
+	}
+	l.spares = keep
+	l.mu.Unlock()
+	for _, p := range stale {
+		go p.discard()
+	}
+	l.refill()
 }
 
 // Close kills and reaps the spares. Runs already started go on. Later Starts

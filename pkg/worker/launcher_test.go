@@ -146,3 +146,66 @@ func TestCommandBeside(t *testing.T) {
 		t.Fatalf("with the worker binary beside: %v, want it", got)
 	}
 }
+
+// waitSpareHolding waits until the launcher holds a spare that holds cat.
+func waitSpareHolding(t *testing.T, l *Launcher, cat *wire.Catalog) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		l.mu.Lock()
+		n, holding := len(l.spares), 0
+		for _, p := range l.spares {
+			if p.catalog == cat {
+				holding++
+			}
+		}
+		l.mu.Unlock()
+		if holding > 0 && holding == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10 s, %d of %d spares hold the catalog: SetCatalog did not replace them", holding, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestSparesHoldTheCatalog: spares are sent the current catalog ahead of
+// their run, and a run with it starts without it; a catalog that changes
+// replaces the spares; a run with another catalog than its spare holds
+// gets its own in its start frame. Either way the program sees exactly its
+// run's catalog.
+func TestSparesHoldTheCatalog(t *testing.T) {
+	l := newTestLauncher(t, 1)
+	first := mustCatalog(testCatalog)
+	second := mustCatalog([]wire.Tool{{Server: "other", Name: "only", Description: "the second catalog"}})
+	code := `return [Object.keys(tools), ALL_TOOLS.map(t => t.server + '.' + t.name), Object.keys(tools[Object.keys(tools)[0]]),
+		await tools[Object.keys(tools)[0]][Object.keys(tools[Object.keys(tools)[0]])[0]]({n: 7}).then(r => r.structuredContent.n)]`
+	run := func(cat *wire.Catalog) string {
+		t.Helper()
+		r, err := l.Start(context.Background(), Request{Code: code, Tools: cat, Call: echoCall})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := r.Wait()
+		wantStatus(t, e, wire.StatusReturned)
+		return string(e.Value)
+	}
+	const firstWant = `[["issues","my-srv"],["issues.list_issues","issues.get_issue","issues.add_comment","my-srv.echo-back"],["list_issues","get_issue","add_comment"],7]`
+	const secondWant = `[["other"],["other.only"],["only"],7]`
+
+	l.SetCatalog(first)
+	waitSpareHolding(t, l, first)
+	if got := run(first); got != firstWant {
+		t.Fatalf("a spare holding the run's catalog: %s", got)
+	}
+	l.SetCatalog(second)
+	waitSpareHolding(t, l, second)
+	if got := run(second); got != secondWant {
+		t.Fatalf("a spare holding the new catalog: %s", got)
+	}
+	waitSpareHolding(t, l, second)
+	if got := run(first); got != firstWant {
+		t.Fatalf("a run whose catalog its spare does not hold: %s", got)
+	}
+}

@@ -84,6 +84,16 @@ func runWith(t testing.TB, cfg Config, req Request) *Ending {
 	if e == nil {
 		t.Fatal("Done closed but Ending is nil")
 	}
+	// The ending is given at the end frame; the tests that look at the
+	// process, its directory or its descriptors afterwards need it reaped.
+	select {
+	case <-r.Reaped():
+	case <-time.After(watchdog):
+		t.Fatalf("run's worker was not reaped within %s of its ending", watchdog)
+	}
+	if r.Ending() != e {
+		t.Fatal("the ending changed after Done")
+	}
 	return e
 }
 
@@ -107,4 +117,12 @@ func wantErrorContains(t *testing.T, e *Ending, parts ...string) {
 			t.Fatalf("error %q does not contain %q", all, p)
 		}
 	}
+}
+
+func mustCatalog(tools []wire.Tool) *wire.Catalog {
+	c, err := wire.NewCatalog(tools, nil)
+	if err != nil {
+		panic(err)
+	}
+	return c
 }

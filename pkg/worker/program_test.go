@@ -214,6 +214,52 @@ func TestCalls(t *testing.T) {
 			t.Fatalf("value %s (%s %v)", e.Value, e.Status, e.Error)
 		}
 	})
+	t.Run("the catalog is intact after many results", func(t *testing.T) {
+		// The catalog stays in the start frame's buffer in the worker; the
+		// results that follow (buffered, compacted between waits) must
+		// never write over it.
+		t.Parallel()
+		e := runProgram(t, Request{Call: echoCall, Code: `
+			for (let i = 0; i < 200; i++) await tools.issues.get_issue({pad: 'y'.repeat(i * 50)})
+			await Promise.all(Array.from({length: 50}, (_, i) => tools['my-srv']['echo-back']({i})))
+			return [Object.keys(tools), Object.keys(tools.issues), ALL_TOOLS.map(t => t.server + '.' + t.name + ':' + t.description).join(',')]`})
+		if string(e.Value) != `[["issues","my-srv"],["list_issues","get_issue","add_comment"],"issues.list_issues:List issues,issues.get_issue:Get one issue,issues.add_comment:Comment on an issue,my-srv.echo-back:"]` {
+			t.Fatalf("value %s (%s %v)", e.Value, e.Status, e.Error)
+		}
+	})
+	t.Run("ALL_TOOLS is fetched when read, between results", func(t *testing.T) {
+		// The worker holds only the names; reading ALL_TOOLS asks the
+		// parent, while results of calls in flight arrive around the answer.
+		t.Parallel()
+		e := runProgram(t, Request{Call: echoCall, Code: `
+			const ps = Array.from({length: 12}, (_, i) => tools.issues.get_issue({i}))
+			const a = ALL_TOOLS, b = ALL_TOOLS
+			const got = (await Promise.all(ps)).map(r => r.structuredContent.i)
+			return [a === b, a.length, a[1].name, a[1].inputSchema.properties.id.type, got.length, got[11]]`})
+		if string(e.Value) != `[true,4,"get_issue","integer",12,11]` {
+			t.Fatalf("value %s (%s %v)", e.Value, e.Status, e.Error)
+		}
+	})
+	t.Run("tools cannot be changed", func(t *testing.T) {
+		t.Parallel()
+		e := runProgram(t, Request{Call: echoCall, Code: `
+			'use strict'
+			const out = []
+			const tries = [
+				() => { tools.issues = 1 }, () => { tools.x = 1 }, () => { delete tools.issues },
+				() => { tools.issues.get_issue = 1 }, () => { delete tools.issues.get_issue },
+				() => Object.defineProperty(tools, 'y', {value: 1}), () => Object.setPrototypeOf(tools, {}),
+				() => Object.preventExtensions(tools), () => Object.freeze(tools.issues),
+			]
+			for (const f of tries) { try { f(); out.push('changed') } catch (e) { out.push(e.name) } }
+			out.push(tools.issues === tools.issues, tools.issues.get_issue === tools.issues.get_issue,
+				'issues' in tools, 'nope' in tools, 'get_issue' in tools.issues, Object.getPrototypeOf(tools))
+			out.push((await tools.issues.get_issue({id: 3})).structuredContent.id)
+			return out`})
+		if string(e.Value) != `["TypeError","TypeError","TypeError","TypeError","TypeError","TypeError","TypeError","TypeError","TypeError",true,true,true,false,true,null,3]` {
+			t.Fatalf("value %s (%s %v)", e.Value, e.Status, e.Error)
+		}
+	})
 	t.Run("bad arguments are refused in the worker", func(t *testing.T) {
 		t.Parallel()
 		var called atomic.Int32
@@ -404,7 +450,7 @@ func TestHostileRunsDoNotDisturbOthers(t *testing.T) {
 				errs <- fmt.Errorf("normal run %d ended %s with %s beside hostile ones", i, e.Status, e.Value)
 			}
 			if want == "" && (e.Status == wire.StatusReturned || e.Status == wire.StatusCrashed) {
-				errs <- fmt.Errorf("hostile run %d ended %s", i, e.Status)
+				errs <- fmt.Errorf("hostile run %d ended %s: %s", i, e.Status, e.Text())
 			}
 		}(i)
 	}

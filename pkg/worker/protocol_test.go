@@ -52,6 +52,8 @@ func TestBadWorkers(t *testing.T) {
 		{name: "arguments not JSON", mode: "args-invalid-json", rule: ruleBadArguments},
 		{name: "17 calls in flight", mode: "too-many-calls", rule: ruleTooManyCalls, want: "cap is 16"},
 		{name: "frame after end", mode: "frame-after-end", rule: ruleAfterEnd},
+		{name: "asks for ALL_TOOLS twice", mode: "tools-request-twice", rule: ruleUnexpected, want: "a second tools request"},
+		{name: "a tools request with a payload", mode: "tools-request-with-payload", rule: ruleUndecodable, want: "tools request"},
 		{name: "end claims crashed", mode: "end-claims-crashed", rule: ruleBadEnd},
 		{name: "end value not JSON", mode: "end-invalid-value", rule: ruleBadEnd},
 		{name: "end names a call never sent", mode: "end-unsettled-unknown", rule: ruleBadEnd, want: "never sent"},
@@ -73,6 +75,62 @@ func TestBadWorkers(t *testing.T) {
 				t.Fatalf("took %d ms: a broken worker must end its run at once, not at the deadline", e.DurationMs)
 			}
 		})
+	}
+}
+
+// TestFrameAfterTheAnswerIsCounted: the ending is given at the end frame, so
+// a frame that comes after it can no longer change it; the parent logs and
+// counts it (Config.OnBreach, Launcher.BreachesAfterEnding), kills the
+// worker, and the ending stays the one the end frame gave. (A frame that
+// arrives in the same read as the end still crashes the run: TestBadWorkers.)
+func TestFrameAfterTheAnswerIsCounted(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig("frame-after-end-later")
+	breaches := make(chan string, 4)
+	cfg.OnBreach = func(runID, rule, detail string) { breaches <- rule + ": " + detail }
+	l, err := NewLauncher(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	r, err := l.Start(context.Background(), Request{Code: "1", Catalog: testCatalog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e *Ending
+	select {
+	case <-r.Done():
+		e = r.Ending()
+	case <-time.After(20 * time.Second):
+		t.Fatal("no ending within 20 s")
+	}
+	select {
+	case <-r.Reaped():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the worker that sent a frame after its end was not reaped within 20 s")
+	}
+	if e.Status == wire.StatusCrashed {
+		// The machine was slow enough that the late frame came in the
+		// same read as the end: the other path, still a breach caught.
+		if e.Crash == nil || e.Crash.Rule != ruleAfterEnd {
+			t.Fatalf("crashed, but not for the frame after end: %+v", e.Crash)
+		}
+		return
+	}
+	wantStatus(t, e, wire.StatusReturned)
+	select {
+	case b := <-breaches:
+		if !strings.Contains(b, string(ruleAfterEnd)) || !strings.Contains(b, "output frame after end") {
+			t.Fatalf("breach reported as %q", b)
+		}
+	default:
+		t.Fatal("the frame after the end was not reported to OnBreach")
+	}
+	if n := l.BreachesAfterEnding(); n != 1 {
+		t.Fatalf("BreachesAfterEnding = %d, want 1", n)
+	}
+	if r.Ending() != e {
+		t.Fatal("the ending changed after it was given")
 	}
 }
 

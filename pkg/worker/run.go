@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -40,6 +39,11 @@ type Config struct {
 	// Off by default: it adds 0.3-0.9 ms to each spawn (BENCHMARKS.md), and
 	// seccomp and Landlock already deny what the namespaces would hide.
 	Namespaces bool
+	// OnBreach, if set, is told of each rule a worker broke after its run's
+	// ending was given (Run.Done closes at the end frame; see
+	// Launcher.BreachesAfterEnding): the run's id, the rule and what was
+	// seen. It must not block.
+	OnBreach func(runID, rule, detail string)
 }
 
 // DefaultGrace is Config.Grace when it is zero: a worker that checks its
@@ -56,9 +60,15 @@ type Request struct {
 	RunID   string          // "" picks a random one
 	Code    string          // the program: the body of an async function
 	Input   json.RawMessage // the global `input`; nil leaves it undefined
-	Catalog []wire.Tool     // the tools the program may call
-	Limits  wire.Limits     // zero fields are defaults
-	Call    CallFunc        // performs calls; nil refuses every call
+	Catalog []wire.Tool     // the tools the program may call, checked and prepared per run; see Tools
+	// Tools, when set, is the catalog prepared once (wire.NewCatalog) and
+	// takes the place of Catalog: a gateway prepares it once per change of
+	// its catalog, so that a run's cost does not grow with it. It also names
+	// the configured servers that have no tools and are not ready, so that
+	// a call to one is refused server_unavailable with its reason.
+	Tools  *wire.Catalog
+	Limits wire.Limits // zero fields are defaults
+	Call   CallFunc    // performs calls; nil refuses every call
 	// Admit, when set, takes the place of Call: see AdmitFunc.
 	Admit AdmitFunc
 }
@@ -105,6 +115,69 @@ type Outcome struct {
 	Matches []string
 	Result  json.RawMessage
 	Queued  time.Duration // how long the call waited (in a lane) before it was sent; for the ledger
+	// spliced, set by AnswerSpliced, is the result as its members' JSON,
+	// where they lie; Result is nil then.
+	spliced *splicedResult
+}
+
+// splicedResult is {"content": content, "structuredContent": structured,
+// "isError": isError} as its members.
+type splicedResult struct {
+	content, structured json.RawMessage
+	isError             bool
+}
+
+// pieces is the result's JSON as the pieces it is written in.
+func (r *splicedResult) pieces() [][]byte {
+	end := []byte(`,"isError":false}`)
+	if r.isError {
+		end = []byte(`,"isError":true}`)
+	}
+	return [][]byte{[]byte(`{"content":`), r.content, []byte(`,"structuredContent":`), r.structured, end}
+}
+
+// AnswerSpliced is Answer for the result {"content": content,
+// "structuredContent": structured, "isError": isError}, given as its
+// members' JSON where they lie: the run writes the result to the worker
+// from them and never joins them, so that a large result spliced from a
+// server's answer is not copied again. content must be a JSON array and
+// structured JSON (null for none); the run checks them as it checks
+// Answer's result (size, nesting, validity).
+func AnswerSpliced(content, structured json.RawMessage, isError bool) Outcome {
+	if len(structured) == 0 {
+		structured = json.RawMessage("null")
+	}
+	return Outcome{Kind: wire.OutcomeOK, spliced: &splicedResult{content: content, structured: structured, isError: isError}}
+}
+
+// ResultJSON is the outcome's result as one JSON text (joined, for one
+// made by AnswerSpliced).
+func (o Outcome) ResultJSON() json.RawMessage {
+	if o.spliced == nil {
+		return o.Result
+	}
+	var b []byte
+	for _, p := range o.spliced.pieces() {
+		b = append(b, p...)
+	}
+	return b
+}
+
+// resultPieces is what the result frame's payload is written from.
+func (o Outcome) resultPieces() [][]byte {
+	if o.spliced != nil {
+		return o.spliced.pieces()
+	}
+	return [][]byte{o.Result}
+}
+
+// resultLen is the length of the result's JSON.
+func (o Outcome) resultLen() int {
+	n := 0
+	for _, p := range o.resultPieces() {
+		n += len(p)
+	}
+	return n
 }
 
 // Answer is the tool's result: {content, structuredContent, isError}.
@@ -132,6 +205,7 @@ type Run struct {
 	s      *supervisor
 	stopc  chan string
 	done   chan struct{}
+	reaped chan struct{}
 	ending *Ending
 }
 
@@ -191,8 +265,17 @@ func (r *Run) Stop(reason string) {
 	}
 }
 
-// Done is closed when the run has ended and its process is reaped.
+// Done is closed when the run's ending is known: when the worker's end
+// frame has passed the parent's checks (and no call is still being
+// performed), or when the run was ended otherwise. The worker's exit, its
+// reaping and the removal of its directory may still be under way: Reaped
+// says when they are done.
 func (r *Run) Done() <-chan struct{} { return r.done }
+
+// Reaped is closed once the worker process has exited and been reaped, and
+// its private directory removed (after Done; bounded by the grace after the
+// end, then the kill).
+func (r *Run) Reaped() <-chan struct{} { return r.reaped }
 
 // Ending is the run's ending, or nil before Done is closed.
 func (r *Run) Ending() *Ending {
@@ -204,8 +287,8 @@ func (r *Run) Ending() *Ending {
 	}
 }
 
-// Wait blocks until the run has ended and returns its ending. The wait is
-// bounded: by the run's deadline plus the grace, then the kill.
+// Wait blocks until the run's ending is known (Done) and returns it. The
+// wait is bounded: by the run's deadline plus the grace, then the kill.
 func (r *Run) Wait() *Ending {
 	<-r.done
 	return r.ending
@@ -230,21 +313,12 @@ func checkRequest(req *Request) error {
 			return err
 		}
 	}
-	seen := make(map[wire.ToolKey]bool, len(req.Catalog))
-	for _, t := range req.Catalog {
-		if t.Server == "" || t.Name == "" || strings.ContainsRune(t.Server+t.Name, 0) {
-			return fmt.Errorf("catalog entry %q.%q: a server and a tool name must be non-empty and free of NUL", t.Server, t.Name)
+	if req.Tools == nil {
+		cat, err := wire.NewCatalog(req.Catalog, nil)
+		if err != nil {
+			return err
 		}
-		k := t.Key()
-		if seen[k] {
-			return fmt.Errorf("catalog lists %s.%s twice", t.Server, t.Name)
-		}
-		seen[k] = true
-		for _, raw := range []json.RawMessage{t.InputSchema, t.OutputSchema, t.Annotations} {
-			if len(raw) > 0 && !json.Valid(raw) {
-				return fmt.Errorf("catalog entry %s.%s carries invalid JSON", t.Server, t.Name)
-			}
-		}
+		req.Tools = cat
 	}
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"net"
 	"os"
 	"os/exec"
+
+	"github.com/run-js-server/run-js-server/pkg/wire"
 )
 
 // WorkerFD is the descriptor number of the socket in a worker process: the
@@ -20,6 +22,10 @@ type proc struct {
 	conn   net.Conn
 	dir    string
 	stderr *os.File
+
+	// catalog is the catalog the worker was sent to hold (a spare), nil
+	// for none: a run with this catalog then starts without sending it.
+	catalog *wire.Catalog
 }
 
 // spawn starts one worker process: a Unix socketpair whose parent end is

@@ -39,7 +39,7 @@ var rules = map[Rule]string{
 	ruleFrameTooLarge:    "no frame from a worker may exceed " + strconv.Itoa(wire.MaxWorkerFrame) + " bytes",
 	ruleHandshake:        "the first frame must be hello with this build's protocol version",
 	ruleNoHandshake:      "hello must arrive before the handshake timeout",
-	ruleUnexpected:       "a worker sends only hello (once, first), call, output and end (once, last)",
+	ruleUnexpected:       "a worker sends only hello (once, first), call, output, tools request (at most once) and end (once, last)",
 	ruleUnknownRun:       "every call and end must name the run the worker was given",
 	ruleCallIDOutOfOrder: "call ids start at 1 and increase by one per call",
 	ruleUnknownTool:      "a call must name a tool of the run's catalog",
@@ -80,6 +80,8 @@ type (
 		wire.End
 		Value []byte
 	}
+	// toolsRequestMsg: the program read ALL_TOOLS.
+	toolsRequestMsg struct{}
 )
 
 // checker holds what the parent knows of one run's protocol state and checks
@@ -88,20 +90,17 @@ type (
 type checker struct {
 	runID    string
 	limits   wire.Limits
-	tools    map[wire.ToolKey]bool
+	tools    *wire.Catalog
 	setting  Confinement // what hello's report is checked against
 	hello    bool
 	ended    bool
+	asked    bool // a tools request came
 	lastID   uint64
 	inflight int
 }
 
-func newChecker(runID string, l wire.Limits, catalog []wire.Tool) *checker {
-	c := &checker{runID: runID, limits: l, tools: make(map[wire.ToolKey]bool, len(catalog))}
-	for _, t := range catalog {
-		c.tools[t.Key()] = true
-	}
-	return c
+func newChecker(runID string, l wire.Limits, catalog *wire.Catalog) *checker {
+	return &checker{runID: runID, limits: l, tools: catalog}
 }
 
 // readError classifies an error from wire.Reader.Next.
@@ -151,7 +150,7 @@ func (c *checker) check(f wire.Frame) (any, *violation) {
 		if m.ID != c.lastID+1 {
 			return nil, broke(ruleCallIDOutOfOrder, "call id %d after %d", m.ID, c.lastID)
 		}
-		if !c.tools[wire.ToolKey{Server: m.Server, Tool: m.Tool}] {
+		if !c.tools.Has(m.Server, m.Tool) {
 			return nil, broke(ruleUnknownTool, "call %d names %s.%s", m.ID, quote(m.Server), quote(m.Tool))
 		}
 		if c.inflight >= c.limits.MaxInFlight {
@@ -175,6 +174,15 @@ func (c *checker) check(f wire.Frame) (any, *violation) {
 			return nil, broke(ruleUndecodable, "output skip %d is negative", o.Skip)
 		}
 		return &outputMsg{Skip: o.Skip, Text: f.Payload}, nil
+	case wire.TypeToolsRequest:
+		if c.asked {
+			return nil, broke(ruleUnexpected, "a second tools request")
+		}
+		if err := f.Decode(&struct{}{}); err != nil || len(f.Payload) != 0 {
+			return nil, broke(ruleUndecodable, "a tools request carries nothing but {}")
+		}
+		c.asked = true
+		return &toolsRequestMsg{}, nil
 	case wire.TypeEnd:
 		var m endMsg
 		if err := f.Decode(&m.End); err != nil {

@@ -305,7 +305,7 @@ func TestCheckerSequences(t *testing.T) {
 			if tc.limits != nil {
 				tc.limits(&l)
 			}
-			c := newChecker(checkRunID, l, checkCatalog)
+			c := newChecker(checkRunID, l, mustCatalog(checkCatalog))
 			for i, s := range tc.steps {
 				for range s.answer {
 					c.answered()
@@ -372,7 +372,7 @@ func wantMessage(t *testing.T, f wire.Frame, msg any) {
 
 // TestCheckerMessages checks what check hands on for each accepted frame.
 func TestCheckerMessages(t *testing.T) {
-	c := newChecker(checkRunID, defaultLimits(), checkCatalog)
+	c := newChecker(checkRunID, defaultLimits(), mustCatalog(checkCatalog))
 	msg, v := c.check(helloFrame())
 	if v != nil || msg.(*wire.Hello).PID != 4242 {
 		t.Fatalf("hello: %#v, %v", msg, v)
@@ -412,7 +412,7 @@ func TestCheckerMessages(t *testing.T) {
 func TestCheckerRejectedFramesChangeNothing(t *testing.T) {
 	l := defaultLimits()
 	l.MaxArgBytes = 32
-	c := newChecker(checkRunID, l, checkCatalog)
+	c := newChecker(checkRunID, l, mustCatalog(checkCatalog))
 	if _, v := c.check(helloFrame()); v != nil {
 		t.Fatal(v)
 	}
@@ -460,7 +460,7 @@ func TestCheckerDetailQuotesPeerStrings(t *testing.T) {
 			{"end status", endFrame(wire.End{Status: wire.Status(s.peer), Error: &wire.ErrorInfo{Name: "x"}}, ""), ruleBadEnd},
 		} {
 			t.Run(s.name+"/"+tc.name, func(t *testing.T) {
-				c := newChecker(checkRunID, defaultLimits(), checkCatalog)
+				c := newChecker(checkRunID, defaultLimits(), mustCatalog(checkCatalog))
 				if _, v := c.check(helloFrame()); v != nil {
 					t.Fatal(v)
 				}
@@ -509,7 +509,7 @@ func TestCheckerUndecodableDetailIsBounded(t *testing.T) {
 		{"end unknown field", []wire.Frame{helloFrame()}, rawFrm(wire.TypeEnd, `{"runId":"`+checkRunID+`","status":"returned","`+huge+`":1}`, "1")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newChecker(checkRunID, defaultLimits(), checkCatalog)
+			c := newChecker(checkRunID, defaultLimits(), mustCatalog(checkCatalog))
 			for _, f := range tc.before {
 				if _, v := c.check(f); v != nil {
 					t.Fatal(v)
@@ -658,7 +658,7 @@ func FuzzValidateWorkerFrame(f *testing.F) {
 	}
 	lim := defaultLimits()
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c := newChecker(checkRunID, lim, checkCatalog)
+		c := newChecker(checkRunID, lim, mustCatalog(checkCatalog))
 		r := wire.NewReader(bytes.NewReader(data), wire.MaxWorkerFrame)
 		var (
 			hello, ended bool
