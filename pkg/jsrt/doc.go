@@ -8,7 +8,7 @@
 // Ownership: a runtime belongs to the goroutine that calls Prepare, which
 // locks itself to its OS thread for good (QuickJS checks its stack limit
 // against the C stack of the thread that created the runtime); the same
-// goroutine then calls Prepared.Run (package-level Run does both). Nothing
+// goroutine then calls Prepared.Run. Nothing
 // else touches the runtime: the Host's Wait is how results and stops reach
 // it, and the only things another goroutine does are make Host.Stopped
 // return true, which the interrupt handler reads, and, once, the watchdog's
@@ -46,7 +46,7 @@
 //     JSONStringify (leaks its string, runs toJSON) are not used.
 //   - The returned value's JSON leaves as the bytes jsUTF8 gave, never
 //     released (Run never closes the runtime), written by the host from the
-//     engine's memory (Ending.Value).
+//     engine's memory (Report.Value).
 //   - Go string to JS: the binding's NewString (JS_NewStringLen with the Go
 //     string's pointer and length, copied by the engine during the call).
 //   - JSON to JS: ParseJSONBytes (binding patch 0013; JS_ParseJSON needs a

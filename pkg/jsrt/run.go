@@ -57,11 +57,12 @@ type Host interface {
 	// is called at most once, concurrently with the other methods, which it
 	// must exclude; it must not return (the program is still running on the
 	// runtime's goroutine). Run never returns once Abandon has been called.
-	Abandon(e Ending)
+	Abandon(e Report)
 }
 
-// Ending is how a program ended, as the worker reports it.
-type Ending struct {
+// Report is how a program ended, as the worker reports it in its end frame
+// (the parent's verdict, which may differ, is worker.Ending).
+type Report struct {
 	Status wire.Status
 	// Value is the returned value's JSON, for StatusReturned. It may alias
 	// the engine's memory, which stays valid because Run never closes the
@@ -106,7 +107,7 @@ type loop struct {
 	queued   int                 // calls waiting inside the program
 	ended    bool                // Run or the watchdog has taken the ending
 
-	fin         *Ending
+	fin         *Report
 	interrupted wire.Status // set by the interrupt handler: timed_out or stopped
 	baseRSSKiB  int64
 }
@@ -140,9 +141,6 @@ func Prepare() *Prepared {
 	return p
 }
 
-// Run runs one program to its ending: Prepare, then Prepared.Run.
-func Run(spec Spec, host Host) Ending { return Prepare().Run(spec, host) }
-
 // Run runs one program to its ending under spec's limits, on the goroutine
 // that called Prepare, once. It does not close the runtime: the worker
 // process exits after one run, which is cheaper and cannot abort on a leaked
@@ -151,7 +149,7 @@ func Run(spec Spec, host Host) Ending { return Prepare().Run(spec, host) }
 // Run never panics on anything the program does; it panics only if the
 // prelude itself cannot be set up for a reason other than the limits, which
 // is a bug of ours.
-func (p *Prepared) Run(spec Spec, host Host) Ending {
+func (p *Prepared) Run(spec Spec, host Host) Report {
 	l := &loop{spec: spec, host: host, rt: p.rt, ctx: p.ctx, inflight: make(map[uint64]struct{}), baseRSSKiB: p.rssKiB}
 	l.rt.SetMemoryLimit(uint64(spec.Limits.MemoryBytes))
 	l.rt.SetMaxStackSize(uint64(spec.Limits.StackBytes))
@@ -182,7 +180,7 @@ func (p *Prepared) Run(spec Spec, host Host) Ending {
 const endingSlack = 1 << 20
 
 // record copies the call record into e.
-func (l *loop) record(e *Ending) {
+func (l *loop) record(e *Report) {
 	e.Unsettled = make([]uint64, 0, len(l.inflight))
 	for id := range l.inflight {
 		e.Unsettled = append(e.Unsettled, id)
@@ -206,7 +204,7 @@ func (l *loop) watchdog() {
 	l.host.Abandon(e) // does not return; mu stays held so the record cannot change
 }
 
-func (l *loop) run(p *Prepared) Ending {
+func (l *loop) run(p *Prepared) Report {
 	ctx := l.ctx
 	if p.err != nil {
 		panic(fmt.Sprintf("jsrt: prelude failed to load: %v", p.err))
@@ -249,7 +247,7 @@ func (l *loop) run(p *Prepared) Ending {
 				// only running out of memory does that.
 				return l.outOfMemory("the program ended, but its ending could not be built in the memory left")
 			}
-			return Ending{Status: wire.StatusStalled, Error: &wire.ErrorInfo{
+			return Report{Status: wire.StatusStalled, Error: &wire.ErrorInfo{
 				Name:    "Stalled",
 				Message: "the program is waiting for a promise that nothing can settle: no tool call is in flight and no job is pending",
 			}}
@@ -292,14 +290,14 @@ func (l *loop) interrupt() int {
 // settle hands one result to the program. ok is false when the program cannot
 // go on, with its ending. The parent has checked a result against the caps;
 // what the engine still cannot parse (memory) becomes a ToolFailed.
-func (l *loop) settle(ev Event) (Ending, bool) {
+func (l *loop) settle(ev Event) (Report, bool) {
 	res := ev.Result
 	l.mu.Lock()
 	_, ok := l.inflight[res.ID]
 	delete(l.inflight, res.ID)
 	l.mu.Unlock()
 	if !ok {
-		return Ending{}, true // not ours: the parent validated ids, so this is a late duplicate
+		return Report{}, true // not ours: the parent validated ids, so this is a late duplicate
 	}
 	ctx := l.ctx
 	id := ctx.NewInt64(int64(res.ID))
@@ -365,12 +363,12 @@ func (l *loop) parseResult(payload []byte) *quickjs.Value {
 }
 
 // afterCall checks what a call into the prelude returned.
-func (l *loop) afterCall(ret *quickjs.Value) (Ending, bool) {
+func (l *loop) afterCall(ret *quickjs.Value) (Report, bool) {
 	if ret.IsException() {
 		return l.fromException(), false
 	}
 	ret.Free()
-	return Ending{}, true
+	return Report{}, true
 }
 
 func (l *loop) interruptedNow() bool { return l.interrupted != "" }
@@ -382,7 +380,7 @@ func (l *loop) inflightCount() int {
 }
 
 // finished turns what the prelude reported into the ending.
-func (l *loop) finished() Ending {
+func (l *loop) finished() Report {
 	e := *l.fin
 	if !time.Now().Before(l.spec.Deadline) {
 		// A builtin that does not poll the interrupt handler ran past the
@@ -392,19 +390,19 @@ func (l *loop) finished() Ending {
 	return e
 }
 
-func (l *loop) timedOut() Ending {
-	return Ending{Status: wire.StatusTimedOut, Error: &wire.ErrorInfo{
+func (l *loop) timedOut() Report {
+	return Report{Status: wire.StatusTimedOut, Error: &wire.ErrorInfo{
 		Name:    "TimeoutError",
 		Message: fmt.Sprintf("the run's deadline of %s passed", l.spec.Limits.Timeout()),
 	}}
 }
 
-func (l *loop) stopped() Ending {
-	return Ending{Status: wire.StatusStopped, Error: &wire.ErrorInfo{Name: "Stopped", Message: "the run was stopped"}}
+func (l *loop) stopped() Report {
+	return Report{Status: wire.StatusStopped, Error: &wire.ErrorInfo{Name: "Stopped", Message: "the run was stopped"}}
 }
 
-func (l *loop) outOfMemory(detail string) Ending {
-	return Ending{Status: wire.StatusOutOfMemory, Error: &wire.ErrorInfo{
+func (l *loop) outOfMemory(detail string) Report {
+	return Report{Status: wire.StatusOutOfMemory, Error: &wire.ErrorInfo{
 		Name:    "OutOfMemory",
 		Message: fmt.Sprintf("the program exceeded its memory limit of %s: %s", mib(l.spec.Limits.MemoryBytes), detail),
 	}}
@@ -421,18 +419,18 @@ func (l *loop) nearMemoryLimit() bool {
 // program has run (so the binding's Exception, which reads the error's
 // properties, runs nothing of the program's): the input may not fit the
 // memory limit. ok is false for anything else, a bug of ours.
-func (l *loop) setupEnding(err error) (Ending, bool) {
+func (l *loop) setupEnding(err error) (Report, bool) {
 	if qe, ok := err.(*quickjs.Error); ok && qe.Name == "InternalError" && qe.Message == "out of memory" {
 		return l.outOfMemory("InternalError: out of memory (the run's input does not fit)"), true
 	}
-	return Ending{}, false
+	return Report{}, false
 }
 
 // fromException ends the run on an exception that reached Go: the interrupt
 // (deadline, stop), which the program cannot catch, or one that broke the
 // prelude's own handlers, which catch everything else: the engine ran out of
 // memory, or the stack.
-func (l *loop) fromException() Ending {
+func (l *loop) fromException() Report {
 	switch l.interrupted {
 	case wire.StatusTimedOut:
 		return l.timedOut()
@@ -453,9 +451,9 @@ func (l *loop) fromException() Ending {
 	case explainedOOM:
 		return l.outOfMemory("InternalError: out of memory")
 	case explainedError:
-		return Ending{Status: wire.StatusThrew, Error: clipError(info)}
+		return Report{Status: wire.StatusThrew, Error: clipError(info)}
 	}
-	return Ending{Status: wire.StatusThrew, Error: &wire.ErrorInfo{Name: "Error", Message: "the program threw a value the runtime could not describe"}}
+	return Report{Status: wire.StatusThrew, Error: &wire.ErrorInfo{Name: "Error", Message: "the program threw a value the runtime could not describe"}}
 }
 
 // What explain makes of an exception.
@@ -530,18 +528,18 @@ func (l *loop) onFinish(args []*quickjs.Value) {
 		e := l.outOfMemory("the program threw, and describing what it threw ran out of memory")
 		l.fin = &e
 	default:
-		l.fin = &Ending{Status: wire.StatusThrew, Error: clipError(&wire.ErrorInfo{Name: name, Message: message, Stack: stack})}
+		l.fin = &Report{Status: wire.StatusThrew, Error: clipError(&wire.ErrorInfo{Name: name, Message: message, Stack: stack})}
 	}
 }
 
 // returned makes the ending of a program that returned text, the JSON the
 // prelude made with JSON.stringify. The value goes out as the engine's own
 // UTF-8 bytes, without a copy in Go.
-func (l *loop) returned(text *quickjs.Value) *Ending {
+func (l *loop) returned(text *quickjs.Value) *Report {
 	max := l.spec.Limits.MaxReturnBytes
-	tooLarge := func(what string) *Ending {
+	tooLarge := func(what string) *Report {
 		v, _ := json.Marshal(fmt.Sprintf("[the returned value is %s of JSON, above the cap of %d bytes; return less]", what, max))
-		return &Ending{Status: wire.StatusReturned, Value: v}
+		return &Report{Status: wire.StatusReturned, Value: v}
 	}
 	// A character is at least one byte: a string longer than the cap is
 	// over it without converting it.
@@ -553,30 +551,22 @@ func (l *loop) returned(text *quickjs.Value) *Ending {
 		e := l.outOfMemory(fmt.Sprintf("the program returned a value too large to send: its %d characters of JSON could not be encoded within the memory limit; return less", strLen(text)))
 		return &e
 	}
-	// b stays valid: Run never closes the runtime (see Ending.Value).
+	// b stays valid: Run never closes the runtime (see Report.Value).
 	if len(b) > max {
 		return tooLarge(fmt.Sprintf("%d bytes", len(b)))
 	}
-	return &Ending{Status: wire.StatusReturned, Value: b}
+	return &Report{Status: wire.StatusReturned, Value: b}
 }
 
+// maxErrorName bounds a thrown error's name: a name, not a text.
+const maxErrorName = 200
+
+// clipError cuts an error's fields to their caps, by wire's one rule.
 func clipError(e *wire.ErrorInfo) *wire.ErrorInfo {
-	e.Name = clip(e.Name, 200)
-	e.Message = clip(e.Message, wire.MaxErrorChars)
-	e.Stack = clip(e.Stack, wire.MaxErrorChars)
+	e.Name = wire.Cut(e.Name, maxErrorName)
+	e.Message = wire.Cut(e.Message, wire.MaxErrorChars)
+	e.Stack = wire.Cut(e.Stack, wire.MaxErrorChars)
 	return e
-}
-
-// clip cuts s to at most n bytes on a rune boundary, saying how much it cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return s[:cut] + fmt.Sprintf("… [%d bytes cut]", len(s)-cut)
 }
 
 func mib(b int64) string {

@@ -18,7 +18,7 @@ type fakeHost struct {
 	output    strings.Builder
 	calls     int
 	stop      bool
-	abandoned chan Ending // the watchdog's ending, if it fired
+	abandoned chan Report // the watchdog's ending, if it fired
 }
 
 func (h *fakeHost) Send(c wire.Call, args []byte) error {
@@ -39,7 +39,7 @@ func (h *fakeHost) Stopped() bool { return false }
 
 // Abandon hands the watchdog's ending to runInProcess and ends the
 // watchdog's goroutine (the runtime's stays blocked: a test leaks it).
-func (h *fakeHost) Abandon(e Ending) {
+func (h *fakeHost) Abandon(e Report) {
 	h.mu.Lock()
 	ch := h.abandoned
 	h.mu.Unlock()
@@ -53,21 +53,21 @@ var fakeCatalog = []wire.Tool{{Server: "s", Name: "echo"}}
 
 // runInProcess runs one program on a fresh goroutine (Run locks its thread
 // for good) and returns its ending.
-func runInProcess(t testing.TB, code string, h Host) Ending {
+func runInProcess(t testing.TB, code string, h Host) Report {
 	t.Helper()
 	l, err := wire.Limits{}.Normalize()
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan Ending, 1)
-	abandoned := make(chan Ending, 1)
+	done := make(chan Report, 1)
+	abandoned := make(chan Report, 1)
 	if fh, ok := h.(*fakeHost); ok {
 		fh.mu.Lock()
 		fh.abandoned = abandoned
 		fh.mu.Unlock()
 	}
 	go func() {
-		done <- Run(Spec{RunID: "r", Code: code, Catalog: mustCatalog(fakeCatalog), Limits: l, Deadline: time.Now().Add(10 * time.Second)}, h)
+		done <- Prepare().Run(Spec{RunID: "r", Code: code, Catalog: mustCatalog(fakeCatalog), Limits: l, Deadline: time.Now().Add(10 * time.Second)}, h)
 	}()
 	select {
 	case e := <-done:
@@ -77,7 +77,7 @@ func runInProcess(t testing.TB, code string, h Host) Ending {
 	case <-time.After(20 * time.Second):
 		t.Fatal("Run did not return: the deadline did not hold")
 	}
-	return Ending{}
+	return Report{}
 }
 
 func TestRunInProcess(t *testing.T) {

@@ -24,6 +24,7 @@ const (
 	exitParentGone  = 3 // the socket reached EOF or broke: nobody to report to
 	exitBadStart    = 4 // the start frame did not decode or did not match our protocol
 	exitConfinement = 5 // strict confinement, and a layer could not be applied
+	exitBadFrame    = 6 // a later frame from the parent did not decode or was not expected: the two sides are of different builds
 )
 
 // outputFlushBytes: console output is coalesced into one frame up to this
@@ -109,7 +110,7 @@ func ChildMain(fd int) {
 	received := time.Now()
 	tv := unix.NsecToTimeval(waitTick.Nanoseconds())
 	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
-		die(exitParentGone, "set receive timeout: %v", err)
+		die(exitNotStarted, "set receive timeout: %v", err)
 	}
 	var start wire.Start
 	if frame.Type != wire.TypeStart {
@@ -156,7 +157,7 @@ func ChildMain(fd int) {
 }
 
 // end writes the ending and exits; h.mu is held.
-func (h *childHost) end(e jsrt.Ending) {
+func (h *childHost) end(e jsrt.Report) {
 	h.flushOutput()
 	end := wire.End{
 		RunID:      h.runID,
@@ -352,7 +353,7 @@ func (h *childHost) Stopped() bool {
 
 // Abandon writes e as the ending and exits: the watchdog's way out when the
 // engine holds the runtime's goroutine past the deadline.
-func (h *childHost) Abandon(e jsrt.Ending) {
+func (h *childHost) Abandon(e jsrt.Report) {
 	h.mu.Lock()
 	h.end(e)
 }
@@ -449,7 +450,7 @@ func (h *childHost) read(block bool) {
 		switch f.Type {
 		case wire.TypeResult:
 			if err := f.Decode(&ev.Result); err != nil {
-				die(exitParentGone, "%v", err)
+				die(exitBadFrame, "%v", err)
 			}
 			ev.Payload = f.Payload
 		case wire.TypeStop:
@@ -458,7 +459,7 @@ func (h *childHost) read(block bool) {
 		case wire.TypeCatalog:
 			var hc wire.StartCatalog
 			if err := f.Decode(&hc); err != nil || hc.Names != 0 || hc.All != len(f.Payload) || h.tools == toolsNone || h.tools == toolsGot {
-				die(exitParentGone, "unexpected catalog frame from the parent")
+				die(exitBadFrame, "unexpected catalog frame from the parent")
 			}
 			if h.tools == toolsAwaited {
 				// It aliases h.in, which only Wait compacts: AllTools hands
@@ -467,7 +468,7 @@ func (h *childHost) read(block bool) {
 			}
 			continue // toolsGaveUp: the run is ending; dropped
 		default:
-			die(exitParentGone, "unexpected %s frame from the parent", f.Type)
+			die(exitBadFrame, "unexpected %s frame from the parent", f.Type)
 		}
 		h.events = append(h.events, ev)
 	}
@@ -509,13 +510,13 @@ func (h *childHost) recv(block bool) {
 func (h *childHost) next() (wire.Frame, bool) {
 	f, used, need, err := wire.Split(h.in[h.off:], h.max)
 	if err != nil {
-		die(exitParentGone, "frame from parent: %v", err)
+		die(exitBadFrame, "frame from parent: %v", err)
 	}
 	if used == 0 && need > len(h.in)-h.off {
 		h.fill(need) // the parent is sending it: a large result or start
 		f, used, _, err = wire.Split(h.in[h.off:], h.max)
 		if err != nil {
-			die(exitParentGone, "frame from parent: %v", err)
+			die(exitBadFrame, "frame from parent: %v", err)
 		}
 	}
 	if used == 0 {

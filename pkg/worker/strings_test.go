@@ -108,17 +108,8 @@ func (c stringCase) expression(base string, us []uint16) (string, []uint16) {
 // decodeUnits is how the host must see units: each lone surrogate U+FFFD.
 func decodeUnits(us []uint16) string { return string(utf16.Decode(us)) }
 
-// clipBytes is jsrt's clip of an error's fields.
-func clipBytes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return s[:cut] + fmt.Sprintf("… [%d bytes cut]", len(s)-cut)
-}
+// clipBytes is how jsrt cuts an error's fields: wire's one rule.
+func clipBytes(s string, n int) string { return wire.Cut(s, n) }
 
 // quoteJS is the prelude's quote.
 func quoteJS(s string) string {
