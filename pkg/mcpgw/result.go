@@ -12,9 +12,10 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/run-js-server/run-js-server/pkg/wire"
 )
 
 // normalizeResult gives a result the shape every program sees:
@@ -47,7 +48,7 @@ func normalizeResult(res *mcp.CallToolResult) ([]byte, error) {
 			continue
 		}
 		b = append(b, `{"type":"text","text":`...)
-		b = appendJSONString(b, t.Text)
+		b = wire.AppendJSONString(b, t.Text, true)
 		if len(t.Meta) > 0 {
 			raw, err := json.Marshal(t.Meta)
 			if err != nil {
@@ -73,58 +74,6 @@ func normalizeResult(res *mcp.CallToolResult) ([]byte, error) {
 	b = append(b, `,"isError":`...)
 	b = strconv.AppendBool(b, res.IsError)
 	return append(b, '}'), nil
-}
-
-// appendJSONString appends s as a JSON string, as encoding/json writes it:
-// ", \ and control characters escaped, invalid UTF-8 as U+FFFD, and <, >,
-// &, U+2028 and U+2029 escaped too.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
 
 // rawMembers takes a result's JSON as the server wrote it (valid JSON: the

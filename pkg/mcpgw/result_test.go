@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/run-js-server/run-js-server/pkg/wire"
 )
 
 // TestAppendJSONString: the same bytes as encoding/json, for text that
@@ -15,8 +17,8 @@ func TestAppendJSONString(t *testing.T) {
 	for _, s := range []string{"", "plain", "quote \" back \\ slash", "\n\r\t\x00\x1f\x7f", "<a href=\"x\">&amp;</a>", "caf\u00e9 \u2028\u2029 \U0001F600",
 		"bad \xff utf-8 \xc3", strings.Repeat("ab\"", 1000)} {
 		want, _ := json.Marshal(s)
-		if got := appendJSONString(nil, s); !bytes.Equal(got, want) {
-			t.Errorf("appendJSONString(%q) = %s, want %s", s, got, want)
+		if got := wire.AppendJSONString(nil, s, true); !bytes.Equal(got, want) {
+			t.Errorf("AppendJSONString(%q) = %s, want %s", s, got, want)
 		}
 	}
 }

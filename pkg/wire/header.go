@@ -320,13 +320,13 @@ func appendHeader(dst []byte, hdr any) ([]byte, bool) {
 
 func appendCall(dst []byte, c *Call) []byte {
 	dst = append(dst, `{"runId":`...)
-	dst = appendString(dst, c.RunID)
+	dst = AppendJSONString(dst, c.RunID, false)
 	dst = append(dst, `,"id":`...)
 	dst = strconv.AppendUint(dst, c.ID, 10)
 	dst = append(dst, `,"server":`...)
-	dst = appendString(dst, c.Server)
+	dst = AppendJSONString(dst, c.Server, false)
 	dst = append(dst, `,"tool":`...)
-	dst = appendString(dst, c.Tool)
+	dst = AppendJSONString(dst, c.Tool, false)
 	return append(dst, '}')
 }
 
@@ -334,14 +334,14 @@ func appendResult(dst []byte, r *Result) []byte {
 	dst = append(dst, `{"id":`...)
 	dst = strconv.AppendUint(dst, r.ID, 10)
 	dst = append(dst, `,"outcome":`...)
-	dst = appendString(dst, r.Outcome)
+	dst = AppendJSONString(dst, r.Outcome, false)
 	if r.Code != "" {
 		dst = append(dst, `,"code":`...)
-		dst = appendString(dst, r.Code)
+		dst = AppendJSONString(dst, r.Code, false)
 	}
 	if r.Message != "" {
 		dst = append(dst, `,"message":`...)
-		dst = appendString(dst, r.Message)
+		dst = AppendJSONString(dst, r.Message, false)
 	}
 	if len(r.Matches) > 0 {
 		dst = append(dst, `,"matches":[`...)
@@ -349,7 +349,7 @@ func appendResult(dst []byte, r *Result) []byte {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendString(dst, m)
+			dst = AppendJSONString(dst, m, false)
 		}
 		dst = append(dst, ']')
 	}
@@ -367,16 +367,18 @@ func appendOutput(dst []byte, o *Output) []byte {
 
 const hexDigits = "0123456789abcdef"
 
-// appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD,
-// as encoding/json makes it; quotes, backslashes and control characters are
-// escaped (and U+2028/U+2029, which some JavaScript parsers refuse raw).
-func appendString(dst []byte, s string) []byte {
+// AppendJSONString appends s as a JSON string. Invalid UTF-8 becomes
+// U+FFFD, as encoding/json makes it; quotes, backslashes and control
+// characters are escaped (and U+2028/U+2029, which some JavaScript parsers
+// refuse raw). With html, <, > and & are escaped too, so that the text is
+// exactly what encoding/json.Marshal writes.
+func AppendJSONString(dst []byte, s string, html bool) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
+			if c >= 0x20 && c != '"' && c != '\\' && (!html || c != '<' && c != '>' && c != '&') {
 				i++
 				continue
 			}
