@@ -160,7 +160,7 @@ const (
 	DumpFlagAtoms           uint64 = C.JS_DUMP_ATOMS
 	DumpFlagShapes          uint64 = C.JS_DUMP_SHAPES
 	// DumpFlagAbortOnLeaks aborts on atom/object/string leaks and is intended for testing.
-	DumpFlagAbortOnLeaks    uint64 = C.JS_ABORT_ON_LEAKS
+	DumpFlagAbortOnLeaks uint64 = C.JS_ABORT_ON_LEAKS
 )
 
 // IntrinsicSet controls which QuickJS intrinsics are injected into a raw context.
@@ -193,26 +193,6 @@ func NewIntrinsicSet(opts ...IntrinsicOption) IntrinsicSet {
 		}
 	}
 	return normalizeIntrinsicSet(set)
-}
-
-// AllIntrinsics enables all QuickJS intrinsics.
-func AllIntrinsics() IntrinsicSet {
-	return IntrinsicSet{
-		BaseObjects:  true,
-		Date:         true,
-		Eval:         true,
-		RegExp:       true,
-		JSON:         true,
-		Proxy:        true,
-		MapSet:       true,
-		TypedArrays:  true,
-		Promise:      true,
-		BigInt:       true,
-		WeakRef:      true,
-		Performance:  true,
-		DOMException: true,
-		AToB:         true,
-	}
 }
 
 // MinimalIntrinsics enables only base language objects.
